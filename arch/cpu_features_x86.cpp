@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// x86 feature detection: CPUID for what the core has, XGETBV for what the OS saves on a switch.
+// xsimd 8.1's own detection misreads AVX and skips the OS check, so it is not used.
+#include <cpuid.h>
+
+#include "kernels.h"
+
+namespace attnscore {
+namespace {
+
+std::uint64_t xgetbv0() noexcept {
+  std::uint32_t lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (static_cast<std::uint64_t>(hi) << 32) | lo;
+}
+
+constexpr std::uint64_t kXcrYmm = 0x6;   // XMM and YMM state
+constexpr std::uint64_t kXcrZmm = 0xe6;  // + opmask, ZMM_Hi256, Hi16_ZMM state
+
+}  // namespace
+
+std::uint64_t detect_cpu_features() noexcept {
+  unsigned a, b, c, d;
+  std::uint64_t f = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+  if (d & (1u << 26)) f |= ATTNSCORE_CPU_SSE2;
+  const bool osxsave = c & (1u << 27);
+  const std::uint64_t xcr0 = osxsave ? xgetbv0() : 0;
+  const bool ymm = osxsave && (c & (1u << 28)) && (xcr0 & kXcrYmm) == kXcrYmm;
+  const bool zmm = ymm && (xcr0 & kXcrZmm) == kXcrZmm;
+  if (ymm && (c & (1u << 12))) f |= ATTNSCORE_CPU_FMA;
+  if (ymm && (c & (1u << 29))) f |= ATTNSCORE_CPU_F16C;
+  unsigned max_leaf = __get_cpuid_max(0, nullptr);
+  if (max_leaf < 7) return f;
+  __cpuid_count(7, 0, a, b, c, d);
+  if (ymm && (b & (1u << 5))) f |= ATTNSCORE_CPU_AVX2;
+  if (zmm) {
+    if (b & (1u << 16)) f |= ATTNSCORE_CPU_AVX512F;
+    if (b & (1u << 17)) f |= ATTNSCORE_CPU_AVX512DQ;
+    if (b & (1u << 30)) f |= ATTNSCORE_CPU_AVX512BW;
+    if (b & (1u << 31)) f |= ATTNSCORE_CPU_AVX512VL;
+    if (c & (1u << 11)) f |= ATTNSCORE_CPU_AVX512VNNI;
+  }
+  unsigned sub1_eax = 0;
+  if (a >= 1) {
+    unsigned b1, c1, d1;
+    __cpuid_count(7, 1, sub1_eax, b1, c1, d1);
+  }
+  if (ymm && (sub1_eax & (1u << 4))) f |= ATTNSCORE_CPU_AVXVNNI;
+  if (zmm && (sub1_eax & (1u << 5))) f |= ATTNSCORE_CPU_AVX512BF16;
+  return f;
+}
+
+}  // namespace attnscore

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* attnscore C API: scaled attention scores S = scale * Q * K^T. */
+#ifndef ATTNSCORE_ATTNSCORE_H
+#define ATTNSCORE_ATTNSCORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Result of every attnscore call. ATTNSCORE_OK is 0; every failure has its own code. */
+typedef enum attnscore_status {
+  ATTNSCORE_OK = 0,                   /**< success (also the no-op n_q == 0 or n_k == 0) */
+  ATTNSCORE_ERR_NULL_POINTER = 1,     /**< q, k or s is NULL while n_q, n_k and d are non-zero */
+  ATTNSCORE_ERR_ZERO_DIM = 2,         /**< d == 0 (with n_q and n_k non-zero) */
+  ATTNSCORE_ERR_BAD_LDQ = 3,          /**< ldq < d */
+  ATTNSCORE_ERR_BAD_LDK = 4,          /**< ldk < d */
+  ATTNSCORE_ERR_BAD_LDS = 5,          /**< lds < n_k */
+  ATTNSCORE_ERR_BAD_SCALE = 6,        /**< scale is NaN or infinite */
+  ATTNSCORE_ERR_SIZE_OVERFLOW = 7,    /**< a matrix's extent in bytes does not fit in size_t */
+  ATTNSCORE_ERR_OVERLAP = 8,          /**< the memory of s overlaps that of q or k */
+  ATTNSCORE_ERR_UNKNOWN_LEVEL = 9,    /**< a level this build's CPU family does not have */
+  ATTNSCORE_ERR_SHAPE_MISMATCH = 10,  /**< C++ views whose shapes disagree */
+  ATTNSCORE_ERR_UNKNOWN_DTYPE = 11    /**< a dtype this build does not provide */
+} attnscore_status;
+
+/** Input element types. */
+typedef enum attnscore_dtype {
+  ATTNSCORE_DTYPE_F32 = 0 /**< IEEE binary32 */
+} attnscore_dtype;
+
+/** Kernel levels: feature bundles, best first within a CPU family; scalar is in every build. */
+typedef enum attnscore_level {
+  ATTNSCORE_LEVEL_SCALAR = 0,       /**< portable C++, always built */
+  ATTNSCORE_LEVEL_SSE2 = 1,         /**< x86-64 baseline */
+  ATTNSCORE_LEVEL_AVX2 = 2,         /**< AVX2 + FMA + F16C, OS saves YMM */
+  ATTNSCORE_LEVEL_AVX512 = 3,       /**< AVX-512 F/BW/DQ/VL, OS saves ZMM */
+  ATTNSCORE_LEVEL_AVX512VNNI = 4,   /**< avx512 + AVX512_VNNI */
+  ATTNSCORE_LEVEL_NEON = 16,        /**< aarch64 ASIMD, armv7 NEON-VFPv4 */
+  ATTNSCORE_LEVEL_NEON_DOTPROD = 17, /**< neon + ASIMDDP (sdot) */
+  ATTNSCORE_LEVEL_NEON_I8MM = 18,   /**< neon_dotprod + I8MM (smmla) */
+  ATTNSCORE_LEVEL_BEST = 255        /**< no cap: the best level the CPU supports */
+} attnscore_level;
+
+/** CPU feature bits reported by attnscore_cpu_features(). x86 bits need the OS to save the state. */
+#define ATTNSCORE_CPU_SSE2 (UINT64_C(1) << 0)
+#define ATTNSCORE_CPU_AVX2 (UINT64_C(1) << 1)
+#define ATTNSCORE_CPU_FMA (UINT64_C(1) << 2)
+#define ATTNSCORE_CPU_F16C (UINT64_C(1) << 3)
+#define ATTNSCORE_CPU_AVX512F (UINT64_C(1) << 4)
+#define ATTNSCORE_CPU_AVX512BW (UINT64_C(1) << 5)
+#define ATTNSCORE_CPU_AVX512DQ (UINT64_C(1) << 6)
+#define ATTNSCORE_CPU_AVX512VL (UINT64_C(1) << 7)
+#define ATTNSCORE_CPU_AVX512VNNI (UINT64_C(1) << 8)
+#define ATTNSCORE_CPU_AVXVNNI (UINT64_C(1) << 9)
+#define ATTNSCORE_CPU_AVX512BF16 (UINT64_C(1) << 10)
+#define ATTNSCORE_CPU_NEON (UINT64_C(1) << 32)
+#define ATTNSCORE_CPU_VFPV4 (UINT64_C(1) << 33)
+#define ATTNSCORE_CPU_ASIMDDP (UINT64_C(1) << 34)
+#define ATTNSCORE_CPU_FPHP (UINT64_C(1) << 35)
+#define ATTNSCORE_CPU_ASIMDHP (UINT64_C(1) << 36)
+#define ATTNSCORE_CPU_I8MM (UINT64_C(1) << 37)
+#define ATTNSCORE_CPU_BF16 (UINT64_C(1) << 38)
+
+/**
+ * Scaled attention scores in f32: s[i*lds + j] = scale * sum_t q[i*ldq + t] * k[j*ldk + t]
+ * for i < n_q, j < n_k, t < d. All matrices are row-major with row strides in elements.
+ *
+ * @param scale 0.0f selects attnscore_default_scale(d), the float nearest to 1/sqrt(d).
+ * @return ATTNSCORE_OK, or an error status; on error nothing is written to s.
+ *         n_q == 0 or n_k == 0 is a successful no-op, whatever the other arguments.
+ * Accuracy: |s - exact| <= gamma(d+1) * |scale| * sum_t |q_t k_t| + (2d+2) * FLT_MIN * max(1,|scale|),
+ * gamma(n) = n u / (1 - n u), u = 2^-24. Bit-identical across runs and for any block of rows and
+ * columns of the same call, at a given level. No allocation; the FP environment is left unchanged.
+ */
+attnscore_status attnscore_scores_f32(size_t n_q, size_t n_k, size_t d, const float *q, size_t ldq,
+                                      const float *k, size_t ldk, float *s, size_t lds,
+                                      float scale);
+
+/** The scale used when 0.0f is passed: the float nearest to 1/sqrt(d); 0.0f for d == 0. */
+float attnscore_default_scale(size_t d);
+
+/** A static English message for any status value (unknown values get a generic message). */
+const char *attnscore_status_string(attnscore_status status);
+
+/**
+ * Caps the kernel level at run time (for tests and benchmarks), overriding ATTNSCORE_MAX_LEVEL;
+ * ATTNSCORE_LEVEL_BEST removes this run-time cap, so the environment's applies again.
+ * Not to be called while another thread computes scores.
+ * @return ATTNSCORE_ERR_UNKNOWN_LEVEL for a level outside this build's CPU family.
+ */
+attnscore_status attnscore_set_max_level(attnscore_level level);
+
+/** The cap in force: from attnscore_set_max_level, else ATTNSCORE_MAX_LEVEL, else BEST. */
+attnscore_level attnscore_max_level(void);
+
+/** The kernel chosen for a dtype on this CPU under the cap, e.g. "qk_f32_4x4__avx512"; NULL for an
+ * unknown dtype. */
+const char *attnscore_kernel_name(attnscore_dtype dtype);
+
+/** The level of the kernel attnscore_kernel_name() reports. */
+attnscore_level attnscore_kernel_level(attnscore_dtype dtype);
+
+/** A level's name as ATTNSCORE_MAX_LEVEL spells it ("scalar", "avx2", ...); NULL if unknown. */
+const char *attnscore_level_name(attnscore_level level);
+
+/** Parses a level name; returns ATTNSCORE_ERR_UNKNOWN_LEVEL for a name that is not a level. */
+attnscore_status attnscore_level_from_name(const char *name, attnscore_level *level);
+
+/** Whether this CPU (and OS) can run a level; 0 for levels not compiled into this build. */
+int attnscore_level_supported(attnscore_level level);
+
+/** The CPU features detected at run time (ATTNSCORE_CPU_* bits). */
+uint64_t attnscore_cpu_features(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ATTNSCORE_ATTNSCORE_H */

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// attnscore C++ API: strided matrix views over the C core; no exceptions, no allocation.
+#ifndef ATTNSCORE_ATTNSCORE_HPP
+#define ATTNSCORE_ATTNSCORE_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#include "attnscore/attnscore.h"
+
+namespace attnscore {
+
+using Status = attnscore_status;
+using Level = attnscore_level;
+using Dtype = attnscore_dtype;
+
+/// A row-major matrix view: `rows` x `cols` elements, row i starting at `data + i * ld`.
+template <class T>
+struct MatrixView {
+  T *data = nullptr;
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  std::size_t ld = 0;  ///< row stride in elements (>= cols)
+
+  constexpr MatrixView() = default;
+  constexpr MatrixView(T *data_, std::size_t rows_, std::size_t cols_, std::size_t ld_)
+      : data(data_), rows(rows_), cols(cols_), ld(ld_) {}
+  /// A dense view: ld == cols.
+  constexpr MatrixView(T *data_, std::size_t rows_, std::size_t cols_)
+      : data(data_), rows(rows_), cols(cols_), ld(cols_) {}
+  /// A read-only view of a writable one.
+  template <class U>
+  constexpr MatrixView(const MatrixView<U> &o)  // NOLINT(google-explicit-constructor)
+      : data(o.data), rows(o.rows), cols(o.cols), ld(o.ld) {}
+
+  /// The sub-block of `n_rows` x `n_cols` elements starting at (row, col); no bounds check.
+  constexpr MatrixView block(std::size_t row, std::size_t col, std::size_t n_rows,
+                             std::size_t n_cols) const {
+    return MatrixView(data + row * ld + col, n_rows, n_cols, ld);
+  }
+};
+
+/// s = scale * q * k^T with q: n_q x d, k: n_k x d, s: n_q x n_k (scale 0: 1/sqrt(d)).
+/// Returns ATTNSCORE_ERR_SHAPE_MISMATCH, and writes nothing, if the shapes disagree; otherwise
+/// exactly what attnscore_scores_f32 returns.
+inline Status scores(MatrixView<const float> q, MatrixView<const float> k, MatrixView<float> s,
+                     float scale = 0.0f) noexcept {
+  if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_f32(q.rows, k.rows, q.cols, q.data, q.ld, k.data, k.ld, s.data, s.ld,
+                              scale);
+}
+
+/// The float nearest to 1/sqrt(d), the scale used when 0 is passed.
+inline float default_scale(std::size_t d) noexcept { return attnscore_default_scale(d); }
+/// A static message for a status.
+inline const char *status_string(Status s) noexcept { return attnscore_status_string(s); }
+/// Caps the kernel level (ATTNSCORE_LEVEL_BEST removes the cap).
+inline Status set_max_level(Level level) noexcept { return attnscore_set_max_level(level); }
+/// The cap in force.
+inline Level max_level() noexcept { return attnscore_max_level(); }
+/// The kernel chosen for a dtype, e.g. "qk_f32_4x4__avx512".
+inline const char *kernel_name(Dtype dtype = ATTNSCORE_DTYPE_F32) noexcept {
+  return attnscore_kernel_name(dtype);
+}
+/// The level of the kernel chosen for a dtype.
+inline Level kernel_level(Dtype dtype = ATTNSCORE_DTYPE_F32) noexcept {
+  return attnscore_kernel_level(dtype);
+}
+/// A level's name ("avx2"), or nullptr.
+inline const char *level_name(Level level) noexcept { return attnscore_level_name(level); }
+/// Whether this CPU can run a level compiled into this build.
+inline bool level_supported(Level level) noexcept { return attnscore_level_supported(level) != 0; }
+/// The CPU features detected at run time (ATTNSCORE_CPU_* bits).
+inline std::uint64_t cpu_features() noexcept { return attnscore_cpu_features(); }
+
+}  // namespace attnscore
+
+#endif  // ATTNSCORE_ATTNSCORE_HPP

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+// Levels, the kernel tables, the cap and the cached choice of kernel.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels.h"
+
+namespace attnscore {
+namespace {
+
+struct LevelInfo {
+  attnscore_level level;
+  const char *name;
+  std::uint64_t required;  // CPU features the level needs
+};
+
+constexpr std::uint64_t kAvx2 = ATTNSCORE_CPU_AVX2 | ATTNSCORE_CPU_FMA | ATTNSCORE_CPU_F16C;
+constexpr std::uint64_t kAvx512 = kAvx2 | ATTNSCORE_CPU_AVX512F | ATTNSCORE_CPU_AVX512BW |
+                                  ATTNSCORE_CPU_AVX512DQ | ATTNSCORE_CPU_AVX512VL;
+constexpr std::uint64_t kNeonDot = ATTNSCORE_CPU_NEON | ATTNSCORE_CPU_ASIMDDP;
+
+// Every level, each CPU family lowest first.
+constexpr LevelInfo kAllLevels[] = {
+    {ATTNSCORE_LEVEL_SCALAR, "scalar", 0},
+    {ATTNSCORE_LEVEL_SSE2, "sse2", ATTNSCORE_CPU_SSE2},
+    {ATTNSCORE_LEVEL_AVX2, "avx2", kAvx2},
+    {ATTNSCORE_LEVEL_AVX512, "avx512", kAvx512},
+    {ATTNSCORE_LEVEL_AVX512VNNI, "avx512vnni", kAvx512 | ATTNSCORE_CPU_AVX512VNNI},
+    {ATTNSCORE_LEVEL_NEON, "neon", ATTNSCORE_CPU_NEON},
+    {ATTNSCORE_LEVEL_NEON_DOTPROD, "neon_dotprod", kNeonDot},
+    {ATTNSCORE_LEVEL_NEON_I8MM, "neon_i8mm", kNeonDot | ATTNSCORE_CPU_I8MM},
+};
+
+// This build's family: its levels are numbered kFamilyBase + 1 ... kFamilyBase + kTopRank.
+#if ATTNSCORE_FAMILY_X86
+constexpr int kFamilyBase = 0, kTopRank = 4;
+#elif ATTNSCORE_FAMILY_ARM
+constexpr int kFamilyBase = 15, kTopRank = 3;
+#else
+constexpr int kFamilyBase = 0, kTopRank = 0;
+#endif
+
+// Rank of a level within this build's family (scalar is 0), or -1 when the family lacks it.
+int level_rank(attnscore_level level) noexcept {
+  if (level == ATTNSCORE_LEVEL_SCALAR) return 0;
+  const int r = static_cast<int>(level) - kFamilyBase;
+  return r >= 1 && r <= kTopRank ? r : -1;
+}
+
+const LevelInfo *level_info(attnscore_level level) noexcept {
+  for (const LevelInfo &l : kAllLevels)
+    if (l.level == level) return &l;
+  return nullptr;
+}
+
+constexpr KernelF32 kF32[] = {
+#if ATTNSCORE_HAVE_AVX512
+    {"qk_f32_4x4__avx512", ATTNSCORE_LEVEL_AVX512, 4, 4, qk_f32_4x4__avx512},
+#endif
+#if ATTNSCORE_HAVE_AVX2
+    {"qk_f32_3x4__avx2", ATTNSCORE_LEVEL_AVX2, 3, 4, qk_f32_3x4__avx2},
+#endif
+#if ATTNSCORE_HAVE_SSE2
+    {"qk_f32_3x4__sse2", ATTNSCORE_LEVEL_SSE2, 3, 4, qk_f32_3x4__sse2},
+#endif
+    {"qk_f32_1x1__scalar", ATTNSCORE_LEVEL_SCALAR, 1, 1, qk_f32_1x1__scalar},
+};
+
+// The cap from the environment, read once on first use; BEST when unset or unknown.
+attnscore_level env_cap() noexcept {
+  static const attnscore_level cap = [] {
+    const char *env = std::getenv("ATTNSCORE_MAX_LEVEL");
+    if (env == nullptr || *env == '\0') return ATTNSCORE_LEVEL_BEST;
+    attnscore_level level = ATTNSCORE_LEVEL_BEST;
+    if (attnscore_level_from_name(env, &level) == ATTNSCORE_OK &&
+        (level == ATTNSCORE_LEVEL_BEST || level_rank(level) >= 0))
+      return level;
+    std::fprintf(stderr, "attnscore: ignoring ATTNSCORE_MAX_LEVEL=%s: not a level of this build\n",
+                 env);
+    return ATTNSCORE_LEVEL_BEST;
+  }();
+  return cap;
+}
+
+constexpr int kNoApiCap = -1;
+std::atomic<int> g_api_cap{kNoApiCap};  // a level set by attnscore_set_max_level, or none
+std::atomic<const KernelF32 *> g_f32{nullptr};
+
+attnscore_level cap_level() noexcept {
+  const int api = g_api_cap.load(std::memory_order_acquire);
+  return api != kNoApiCap ? static_cast<attnscore_level>(api) : env_cap();
+}
+
+int cap_rank() noexcept {
+  const attnscore_level cap = cap_level();
+  return cap == ATTNSCORE_LEVEL_BEST ? kTopRank : level_rank(cap);
+}
+
+}  // namespace
+
+const KernelF32 *kernels_f32(std::size_t *count) noexcept {
+  *count = sizeof(kF32) / sizeof(kF32[0]);
+  return kF32;
+}
+
+bool cpu_supports(attnscore_level level) noexcept {
+  if (level_rank(level) < 0) return false;
+  static const std::uint64_t features = detect_cpu_features();
+  return (level_info(level)->required & ~features) == 0;
+}
+
+const KernelF32 &active_kernel_f32() noexcept {
+  const KernelF32 *kernel = g_f32.load(std::memory_order_acquire);
+  if (kernel != nullptr) return *kernel;
+  const int cap = cap_rank();
+  kernel = &kF32[sizeof(kF32) / sizeof(kF32[0]) - 1];  // scalar: always usable
+  for (const KernelF32 &row : kF32) {
+    if (level_rank(row.level) <= cap && cpu_supports(row.level)) {
+      kernel = &row;
+      break;
+    }
+  }
+  g_f32.store(kernel, std::memory_order_release);
+  return *kernel;
+}
+
+}  // namespace attnscore
+
+using namespace attnscore;
+
+extern "C" {
+
+attnscore_status attnscore_set_max_level(attnscore_level level) {
+  if (level != ATTNSCORE_LEVEL_BEST && level_rank(level) < 0) return ATTNSCORE_ERR_UNKNOWN_LEVEL;
+  g_api_cap.store(level == ATTNSCORE_LEVEL_BEST ? kNoApiCap : static_cast<int>(level),
+                  std::memory_order_release);
+  g_f32.store(nullptr, std::memory_order_release);
+  return ATTNSCORE_OK;
+}
+
+attnscore_level attnscore_max_level(void) {
+  return cap_level();
+}
+
+const char *attnscore_kernel_name(attnscore_dtype dtype) {
+  return dtype == ATTNSCORE_DTYPE_F32 ? active_kernel_f32().name : nullptr;
+}
+
+attnscore_level attnscore_kernel_level(attnscore_dtype dtype) {
+  return dtype == ATTNSCORE_DTYPE_F32 ? active_kernel_f32().level : ATTNSCORE_LEVEL_SCALAR;
+}
+
+const char *attnscore_level_name(attnscore_level level) {
+  if (level == ATTNSCORE_LEVEL_BEST) return "best";
+  const LevelInfo *l = level_info(level);
+  return l != nullptr ? l->name : nullptr;
+}
+
+attnscore_status attnscore_level_from_name(const char *name, attnscore_level *level) {
+  if (name == nullptr || level == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (std::strcmp(name, "best") == 0) {
+    *level = ATTNSCORE_LEVEL_BEST;
+    return ATTNSCORE_OK;
+  }
+  for (const LevelInfo &l : kAllLevels) {
+    if (std::strcmp(l.name, name) == 0) {
+      *level = l.level;
+      return ATTNSCORE_OK;
+    }
+  }
+  return ATTNSCORE_ERR_UNKNOWN_LEVEL;
+}
+
+int attnscore_level_supported(attnscore_level level) {
+  if (!cpu_supports(level)) return 0;
+  for (const KernelF32 &row : kF32)
+    if (row.level == level) return 1;
+  return 0;
+}
+
+uint64_t attnscore_cpu_features(void) { return detect_cpu_features(); }
+
+}  // extern "C"

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: Apache-2.0
+// Test support (see support.hpp). Built with -ffp-contract=off, like the whole test target.
+#include "support.hpp"
+
+#include <cfenv>
+#include <cmath>
+#include <cstdio>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
+namespace testing {
+
+float from_bits(std::uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+std::uint32_t to_bits(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+Buffer::Buffer(std::size_t rows_, std::size_t cols_, std::size_t ld_, std::size_t off_,
+               float poison)
+    : rows(rows_), cols(cols_), ld(ld_), off(off_),
+      mem(off_ + (rows_ ? (rows_ - 1) * ld_ + cols_ : 0) + kTail, poison) {}
+
+bool Buffer::in_matrix(std::size_t index) const {
+  if (index < off || rows == 0) return false;
+  const std::size_t rel = index - off;
+  return rel / ld < rows && rel % ld < cols;
+}
+
+void fill_ints(Buffer &b, int r, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> dist(-r, r);
+  for (std::size_t i = 0; i < b.rows; ++i)
+    for (std::size_t j = 0; j < b.cols; ++j) b.at(i, j) = static_cast<float>(dist(rng));
+}
+
+void fill_uniform(Buffer &b, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (std::size_t i = 0; i < b.rows; ++i)
+    for (std::size_t j = 0; j < b.cols; ++j) b.at(i, j) = dist(rng);
+}
+
+Reference reference(const Buffer &q, const Buffer &k, std::size_t d, float scale) {
+  Reference ref{std::vector<double>(q.rows * k.rows), std::vector<double>(q.rows * k.rows),
+                k.rows};
+  for (std::size_t i = 0; i < q.rows; ++i) {
+    for (std::size_t j = 0; j < k.rows; ++j) {
+      double sum = 0.0, gauge = 0.0;
+      for (std::size_t t = 0; t < d; ++t) {
+        const double prod = static_cast<double>(q.at(i, t)) * static_cast<double>(k.at(j, t));
+        sum += prod;
+        gauge += std::fabs(prod);
+      }
+      ref.r[i * k.rows + j] = sum * static_cast<double>(scale);
+      ref.p[i * k.rows + j] = gauge * std::fabs(static_cast<double>(scale));
+    }
+  }
+  return ref;
+}
+
+double contract_bound(std::size_t d, double gauge, float scale) {
+  const double u = std::ldexp(1.0, -24);
+  const double n = static_cast<double>(d + 1);
+  const double gamma = n * u / (1.0 - n * u);
+  const double eta = static_cast<double>(2 * d + 2) * std::numeric_limits<float>::min() *
+                     std::fmax(1.0, std::fabs(static_cast<double>(scale)));
+  return gamma * gauge + eta;
+}
+
+std::string check_scores(const Buffer &s, const Reference &ref, std::size_t d, float scale,
+                         bool exact) {
+  char msg[256];
+  for (std::size_t idx = 0; idx < s.mem.size(); ++idx) {
+    if (!s.in_matrix(idx) && to_bits(s.mem[idx]) != kGuardBits) {
+      std::snprintf(msg, sizeof msg, "guard cell %zu (matrix starts at %zu, ld %zu) overwritten",
+                    idx, s.off, s.ld);
+      return msg;
+    }
+  }
+  for (std::size_t i = 0; i < s.rows; ++i) {
+    for (std::size_t j = 0; j < s.cols; ++j) {
+      const float got = s.at(i, j);
+      const double want = ref.value(i, j);
+      const bool ok = exact ? to_bits(got) == to_bits(static_cast<float>(want))
+                            : std::fabs(got - want) <= contract_bound(d, ref.gauge(i, j), scale);
+      if (!ok) {
+        std::snprintf(msg, sizeof msg, "S[%zu][%zu] = %.9g, reference %.9g, bound %.3g", i, j,
+                      static_cast<double>(got), want,
+                      exact ? 0.0 : contract_bound(d, ref.gauge(i, j), scale));
+        return msg;
+      }
+    }
+  }
+  return "";
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+std::uint64_t fp_control() { return _mm_getcsr(); }
+void set_fp_control(std::uint64_t v) { _mm_setcsr(static_cast<unsigned>(v)); }
+std::uint64_t fp_control_mask() { return 0xffc0; }  // bits 0-5 are the exception flags
+std::uint64_t flush_bits() { return 0x8040; }       // FTZ (bit 15) | DAZ (bit 6)
+#elif defined(__aarch64__)
+std::uint64_t fp_control() {
+  std::uint64_t v;
+  __asm__ volatile("mrs %0, fpcr" : "=r"(v));
+  return v;
+}
+void set_fp_control(std::uint64_t v) { __asm__ volatile("msr fpcr, %0" : : "r"(v)); }
+std::uint64_t fp_control_mask() { return ~std::uint64_t{0}; }  // FPCR holds no flags
+std::uint64_t flush_bits() { return std::uint64_t{1} << 24; }     // FZ
+#else
+std::uint64_t fp_control() { return static_cast<std::uint64_t>(std::fegetround()); }
+void set_fp_control(std::uint64_t v) { std::fesetround(static_cast<int>(v)); }
+std::uint64_t fp_control_mask() { return ~std::uint64_t{0}; }
+std::uint64_t flush_bits() { return 0; }
+#endif
+
+}  // namespace testing

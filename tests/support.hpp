@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// Test support: double-precision oracle, the contract's error bound, poisoned buffers, FP state.
+#ifndef ATTNSCORE_TESTS_SUPPORT_HPP
+#define ATTNSCORE_TESTS_SUPPORT_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnscore/attnscore.h"
+
+namespace testing {
+
+// Bit pattern that marks memory a call must not write (a NaN no arithmetic produces).
+constexpr std::uint32_t kGuardBits = 0x7fa5a5a5u;
+
+float from_bits(std::uint32_t b);
+std::uint32_t to_bits(float f);
+
+// A row-major matrix inside a larger buffer: `off` elements of poison before it, NaN in the gap
+// between the row end and the stride, and `kTail` poisoned elements after the last row.
+struct Buffer {
+  static constexpr std::size_t kTail = 64;
+  std::size_t rows, cols, ld, off;
+  std::vector<float> mem;
+  Buffer(std::size_t rows_, std::size_t cols_, std::size_t ld_, std::size_t off_, float poison);
+  float *data() { return mem.data() + off; }
+  const float *data() const { return mem.data() + off; }
+  float &at(std::size_t i, std::size_t j) { return mem[off + i * ld + j]; }
+  float at(std::size_t i, std::size_t j) const { return mem[off + i * ld + j]; }
+  bool in_matrix(std::size_t index) const;  // whether mem[index] is an element of the matrix
+};
+
+// Fills the matrix of `b` (not its poison) with integers in [-r, r], or uniform reals in [-1, 1].
+void fill_ints(Buffer &b, int r, std::mt19937 &rng);
+void fill_uniform(Buffer &b, std::mt19937 &rng);
+
+// Reference scores in double (this file is built with -ffp-contract=off): R = scale * sum q k,
+// and the gauge P = |scale| * sum |q k| for the error bound.
+struct Reference {
+  std::vector<double> r, p;
+  std::size_t n_k;
+  double value(std::size_t i, std::size_t j) const { return r[i * n_k + j]; }
+  double gauge(std::size_t i, std::size_t j) const { return p[i * n_k + j]; }
+};
+Reference reference(const Buffer &q, const Buffer &k, std::size_t d, float scale);
+
+// The numerical contract: gamma(d+1) * P + (2d+2) * FLT_MIN * max(1, |scale|).
+double contract_bound(std::size_t d, double gauge, float scale);
+
+// Checks S against the reference: exact (bit-identical to fl(R)) or within the contract, and
+// every element of the S buffer outside the matrix still holding kGuardBits. Returns "" when
+// all is well, else a description of the first failure.
+std::string check_scores(const Buffer &s, const Reference &ref, std::size_t d, float scale,
+                         bool exact);
+
+// The FP control state (MXCSR on x86, FPCR on aarch64, the fenv rounding mode elsewhere).
+std::uint64_t fp_control();
+void set_fp_control(std::uint64_t v);
+// The bits of fp_control() that are controls (rounding, flushing, traps), not sticky flags.
+std::uint64_t fp_control_mask();
+// The bits that flush subnormals (FTZ|DAZ on x86, FZ on aarch64), 0 where there are none.
+std::uint64_t flush_bits();
+
+}  // namespace testing
+
+#endif  // ATTNSCORE_TESTS_SUPPORT_HPP

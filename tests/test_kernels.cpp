@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+// The kernel tester: every compiled kernel this CPU can run, over the shape sweep of the design.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels.h"
+#include "support.hpp"
+
+using attnscore::KernelF32;
+using testing::Buffer;
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Every compiled f32 kernel this CPU can run; the others are reported once, never silently.
+std::vector<const KernelF32 *> usable_f32() {
+  std::size_t n;
+  const KernelF32 *table = attnscore::kernels_f32(&n);
+  std::vector<const KernelF32 *> usable;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (attnscore::cpu_supports(table[i].level))
+      usable.push_back(&table[i]);
+    else
+      WARN("not run (CPU lacks " << attnscore_level_name(table[i].level) << "): " << table[i].name);
+  }
+  return usable;
+}
+
+// One call shape; the layout variant rotates through dense, padded (prime) strides and
+// misaligned base pointers so that every kernel sees all of them across the sweep.
+struct Shape {
+  std::size_t n_q, n_k, d, ldq, ldk, lds, q_off, k_off, s_off;
+};
+
+Shape make_shape(std::size_t n_q, std::size_t n_k, std::size_t d, unsigned variant) {
+  switch (variant % 4) {
+    case 0:
+      return {n_q, n_k, d, d, d, n_k, 0, 0, 0};
+    case 1:
+      return {n_q, n_k, d, d + 7, d + 3, n_k + 5, 1, 3, 2};
+    case 2:
+      return {n_q, n_k, d, d + 1, d + 13, n_k + 1, 5, 1, 7};
+    default:
+      return {n_q, n_k, d, d + 11, d, n_k + 3, 3, 2, 1};
+  }
+}
+
+// Runs `kernel` through the blocking driver on `sh`; returns "" or the first failure.
+std::string run_case(const KernelF32 &kernel, const Shape &sh, bool exact, float scale,
+                     std::mt19937 &rng) {
+  Buffer q(sh.n_q, sh.d, sh.ldq, sh.q_off, kNaN), k(sh.n_k, sh.d, sh.ldk, sh.k_off, kNaN);
+  Buffer s(sh.n_q, sh.n_k, sh.lds, sh.s_off, testing::from_bits(testing::kGuardBits));
+  if (exact) {
+    testing::fill_ints(q, 4, rng);
+    testing::fill_ints(k, 4, rng);
+  } else {
+    testing::fill_uniform(q, rng);
+    testing::fill_uniform(k, rng);
+  }
+  for (std::size_t i = 0; i < sh.n_q; ++i)
+    for (std::size_t j = 0; j < sh.n_k; ++j) s.at(i, j) = kNaN;
+  const std::vector<float> q_before = q.mem, k_before = k.mem;
+  attnscore::run_f32(kernel, sh.n_q, sh.n_k, sh.d, q.data(), sh.ldq, k.data(), sh.ldk, s.data(),
+                     sh.lds, scale);
+  if (std::memcmp(q_before.data(), q.mem.data(), q.mem.size() * sizeof(float)) != 0 ||
+      std::memcmp(k_before.data(), k.mem.data(), k.mem.size() * sizeof(float)) != 0)
+    return "an input was modified";
+  return testing::check_scores(s, testing::reference(q, k, sh.d, scale), sh.d, scale, exact);
+}
+
+std::vector<std::size_t> sweep_d() {
+  std::vector<std::size_t> ds;
+  for (std::size_t d = 1; d <= 33; ++d) ds.push_back(d);
+  for (std::size_t d : {63, 64, 65, 80, 96, 127, 128, 256, 1000}) ds.push_back(d);
+  return ds;
+}
+
+}  // namespace
+
+TEST_CASE("every f32 kernel: exact integer data, full sweep, bit for bit", "[kernels][f32]") {
+  const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
+  CAPTURE(kernel->name);
+  std::mt19937 rng(1234);
+  unsigned variant = 0, cases = 0;
+  for (std::size_t d : sweep_d()) {
+    for (std::size_t n_q = 1; n_q <= 2 * kernel->mr + 1; ++n_q) {
+      for (std::size_t n_k = 1; n_k <= 3 * kernel->nr; ++n_k) {
+        const Shape sh = make_shape(n_q, n_k, d, variant++);
+        // Mostly the default scale; every fifth case a negative one with a full mantissa.
+        const float scale = variant % 5 ? attnscore_default_scale(d) : -0.3f;
+        const std::string err = run_case(*kernel, sh, true, scale, rng);
+        if (!err.empty()) {
+          CAPTURE(n_q, n_k, d, sh.ldq, sh.ldk, sh.lds, sh.q_off, sh.k_off, sh.s_off, scale);
+          FAIL(err);
+        }
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases > 0);
+}
+
+TEST_CASE("every f32 kernel: random data within the contract's bound", "[kernels][f32]") {
+  const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
+  CAPTURE(kernel->name);
+  std::mt19937 rng(99);
+  unsigned variant = 0;
+  for (std::size_t d : {1, 3, 8, 15, 16, 17, 33, 64, 80, 128, 256, 1000, 4099}) {
+    for (std::size_t n_q : {std::size_t{1}, kernel->mr, 2 * kernel->mr + 1}) {
+      for (std::size_t n_k : {std::size_t{1}, kernel->nr + 1, 3 * kernel->nr}) {
+        const Shape sh = make_shape(n_q, n_k, d, variant++);
+        const std::string err = run_case(*kernel, sh, false, attnscore_default_scale(d), rng);
+        if (!err.empty()) {
+          CAPTURE(n_q, n_k, d, variant);
+          FAIL(err);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("every f32 kernel: any block of S gives the same bits as the whole call",
+          "[kernels][f32][determinism]") {
+  const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
+  CAPTURE(kernel->name);
+  std::mt19937 rng(7);
+  const std::size_t n_q = 3 * kernel->mr + 2, n_k = 3 * kernel->nr + 3, d = 77;
+  Buffer q(n_q, d, d, 0, kNaN), k(n_k, d, d + 2, 0, kNaN);
+  testing::fill_uniform(q, rng);
+  testing::fill_uniform(k, rng);
+  std::vector<float> whole(n_q * n_k), again(n_q * n_k);
+  attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, whole.data(), n_k,
+                     0.1f);
+  attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, again.data(), n_k,
+                     0.1f);
+  REQUIRE(std::memcmp(whole.data(), again.data(), whole.size() * sizeof(float)) == 0);
+  // Blocks that start and end off the register-tile grid.
+  for (std::size_t i0 = 0; i0 < n_q; i0 += 1 + i0 % 3) {
+    for (std::size_t j0 = 0; j0 < n_k; j0 += 1 + j0 % 5) {
+      const std::size_t bq = 1 + (i0 * 7 + j0) % (n_q - i0), bk = 1 + (j0 * 5 + i0) % (n_k - j0);
+      std::vector<float> part(bq * bk);
+      attnscore::run_f32(*kernel, bq, bk, d, q.data() + i0 * q.ld, q.ld, k.data() + j0 * k.ld,
+                         k.ld, part.data(), bk, 0.1f);
+      for (std::size_t i = 0; i < bq; ++i)
+        for (std::size_t j = 0; j < bk; ++j)
+          if (testing::to_bits(part[i * bk + j]) !=
+              testing::to_bits(whole[(i0 + i) * n_k + j0 + j])) {
+            CAPTURE(i0, j0, bq, bk, i, j);
+            FAIL("block result differs from the whole call");
+          }
+    }
+  }
+}
+
+TEST_CASE("every f32 kernel: NaN and Inf propagate", "[kernels][f32][ieee]") {
+  const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
+  CAPTURE(kernel->name);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (std::size_t d : {1, 5, 16, 37, 128}) {
+    const std::size_t n_q = kernel->mr + 1, n_k = kernel->nr + 1;
+    std::vector<float> q(n_q * d, 1.0f), k(n_k * d, 0.5f), s(n_q * n_k);
+    q[0 * d + d - 1] = kNaN;  // row 0: NaN in its last element (the tail, for most d)
+    k[1 * d + d / 2] = inf;   // key 1: +Inf, times positive q gives +Inf
+    attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), d, k.data(), d, s.data(), n_k, 1.0f);
+    CAPTURE(d);
+    for (std::size_t j = 0; j < n_k; ++j) CHECK(std::isnan(s[j]));
+    for (std::size_t i = 1; i < n_q; ++i) {
+      CHECK(s[i * n_k + 1] == inf);
+      CHECK(s[i * n_k + 0] == static_cast<float>(0.5 * d));
+    }
+  }
+}
