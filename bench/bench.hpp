@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared by the benchmark's files: the standard shapes, their data and their counters.
+// Shared by the benchmark's files: the standard shapes, their data, counters and probes.
 #ifndef ATTNSCORE_BENCH_BENCH_HPP
 #define ATTNSCORE_BENCH_BENCH_HPP
 
@@ -11,27 +11,50 @@
 
 namespace bench {
 
-// One call shape: decode (one query against a KV cache) or prefill.
+// One call shape. Decode shapes (one query) run hot (the same K every call, in cache) and cold
+// (each call a different copy of K from a pool larger than the last-level cache, as a decode
+// step over a layer's KV cache does).
 struct Shape {
   std::size_t n_q, n_k, d;
+  bool cold = false;
   std::string name() const {
-    return "d" + std::to_string(d) + "/" + std::to_string(n_q) + "x" + std::to_string(n_k);
+    return "d" + std::to_string(d) + "/" + std::to_string(n_q) + "x" + std::to_string(n_k) +
+           (n_q == 1 ? (cold ? "/cold" : "/hot") : "");
   }
   double flops() const { return 2.0 * static_cast<double>(n_q) * n_k * d; }
+  double k_bytes() const { return static_cast<double>(n_k * d * sizeof(float)); }
   bool decode() const { return n_q == 1; }
 };
 
 inline constexpr std::size_t kDims[] = {64, 128};
-inline constexpr std::size_t kQK[][2] = {{1, 4096}, {1, 32768}, {128, 128}, {512, 512}, {2048, 2048}};
+inline constexpr std::size_t kQK[][2] = {
+    {1, 4096}, {1, 32768}, {128, 128}, {512, 512}, {2048, 2048}};
+// Bytes of K copies behind a cold decode shape: well past any last-level cache of one core.
+inline constexpr std::size_t kColdPoolBytes = std::size_t{512} << 20;
 
-// Dense row-major Q, K (unit normal) and S for a shape.
+// Dense row-major Q, S and one or (cold) many copies of K, unit normal entries.
 struct Data {
   std::vector<float> q, k, s;
+  std::size_t copies;
   explicit Data(const Shape &sh);
+  // The K of the i-th call.
+  const float *k_at(std::size_t i) const { return k.data() + (i % copies) * k_stride; }
+  std::size_t k_stride;
 };
 
-// Rate counters GFLOP (per second) for every shape; K_GB (per second) of K read for decode.
-void set_counters(benchmark::State &state, const Shape &sh);
+// A level's limits (probe.cpp, compiled with that level's flags).
+struct Probe {
+  int level;                                         // attnscore_level
+  float (*fma_loop)(std::size_t iters);              // iters steps of the FMA peak loop
+  double flops_per_iter;                             // floating-point operations per step
+  float (*read_sum)(const float *p, std::size_t n);  // streams n floats (64-byte aligned)
+};
+bool register_probe(const Probe &probe);
+
+// Rate counters for a benchmark of `sh` at `level` (-1: an anchor, judged against the best
+// level): GFLOP and K_GB per second, and the percentage of the limit, %peak (prefill: the FMA
+// peak of the level) or %bw (decode: the read bandwidth of the memory holding K).
+void set_counters(benchmark::State &state, const Shape &sh, int level);
 
 // Registers the Eigen anchor for a shape (anchor_eigen.cpp); false where Eigen was not found.
 bool register_eigen(const Shape &sh);

@@ -18,15 +18,24 @@ struct FeatureName {
 };
 
 constexpr FeatureName kFeatures[] = {
-    {ATTNSCORE_CPU_SSE2, "sse2"},           {ATTNSCORE_CPU_AVX2, "avx2"},
-    {ATTNSCORE_CPU_FMA, "fma"},             {ATTNSCORE_CPU_F16C, "f16c"},
-    {ATTNSCORE_CPU_AVX512F, "avx512f"},     {ATTNSCORE_CPU_AVX512BW, "avx512bw"},
-    {ATTNSCORE_CPU_AVX512DQ, "avx512dq"},   {ATTNSCORE_CPU_AVX512VL, "avx512vl"},
-    {ATTNSCORE_CPU_AVX512VNNI, "avx512vnni"}, {ATTNSCORE_CPU_AVXVNNI, "avxvnni"},
-    {ATTNSCORE_CPU_AVX512BF16, "avx512bf16"}, {ATTNSCORE_CPU_NEON, "neon"},
-    {ATTNSCORE_CPU_VFPV4, "vfpv4"},         {ATTNSCORE_CPU_ASIMDDP, "asimddp"},
-    {ATTNSCORE_CPU_FPHP, "fphp"},           {ATTNSCORE_CPU_ASIMDHP, "asimdhp"},
-    {ATTNSCORE_CPU_I8MM, "i8mm"},           {ATTNSCORE_CPU_BF16, "bf16"},
+    {ATTNSCORE_CPU_SSE2, "sse2"},
+    {ATTNSCORE_CPU_AVX2, "avx2"},
+    {ATTNSCORE_CPU_FMA, "fma"},
+    {ATTNSCORE_CPU_F16C, "f16c"},
+    {ATTNSCORE_CPU_AVX512F, "avx512f"},
+    {ATTNSCORE_CPU_AVX512BW, "avx512bw"},
+    {ATTNSCORE_CPU_AVX512DQ, "avx512dq"},
+    {ATTNSCORE_CPU_AVX512VL, "avx512vl"},
+    {ATTNSCORE_CPU_AVX512VNNI, "avx512vnni"},
+    {ATTNSCORE_CPU_AVXVNNI, "avxvnni"},
+    {ATTNSCORE_CPU_AVX512BF16, "avx512bf16"},
+    {ATTNSCORE_CPU_NEON, "neon"},
+    {ATTNSCORE_CPU_VFPV4, "vfpv4"},
+    {ATTNSCORE_CPU_ASIMDDP, "asimddp"},
+    {ATTNSCORE_CPU_FPHP, "fphp"},
+    {ATTNSCORE_CPU_ASIMDHP, "asimdhp"},
+    {ATTNSCORE_CPU_I8MM, "i8mm"},
+    {ATTNSCORE_CPU_BF16, "bf16"},
 };
 
 std::vector<float> normal(std::size_t n, std::mt19937 &rng) {

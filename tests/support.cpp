@@ -11,6 +11,15 @@
 
 namespace testing {
 
+std::vector<attnscore_level> runnable_levels() {
+  std::vector<attnscore_level> out;
+  for (int v = 0; v < 255; ++v) {
+    const auto l = static_cast<attnscore_level>(v);
+    if (attnscore_level_name(l) != nullptr && attnscore_level_supported(l)) out.push_back(l);
+  }
+  return out;
+}
+
 float from_bits(std::uint32_t b) {
   float f;
   std::memcpy(&f, &b, sizeof f);
@@ -25,7 +34,10 @@ std::uint32_t to_bits(float f) {
 
 Buffer::Buffer(std::size_t rows_, std::size_t cols_, std::size_t ld_, std::size_t off_,
                float poison)
-    : rows(rows_), cols(cols_), ld(ld_), off(off_),
+    : rows(rows_),
+      cols(cols_),
+      ld(ld_),
+      off(off_),
       mem(off_ + (rows_ ? (rows_ - 1) * ld_ + cols_ : 0) + kTail, poison) {}
 
 bool Buffer::in_matrix(std::size_t index) const {
@@ -47,8 +59,7 @@ void fill_uniform(Buffer &b, std::mt19937 &rng) {
 }
 
 Reference reference(const Buffer &q, const Buffer &k, std::size_t d, float scale) {
-  Reference ref{std::vector<double>(q.rows * k.rows), std::vector<double>(q.rows * k.rows),
-                k.rows};
+  Reference ref{std::vector<double>(q.rows * k.rows), std::vector<double>(q.rows * k.rows), k.rows};
   for (std::size_t i = 0; i < q.rows; ++i) {
     for (std::size_t j = 0; j < k.rows; ++j) {
       double sum = 0.0, gauge = 0.0;
@@ -113,7 +124,20 @@ std::uint64_t fp_control() {
 }
 void set_fp_control(std::uint64_t v) { __asm__ volatile("msr fpcr, %0" : : "r"(v)); }
 std::uint64_t fp_control_mask() { return ~std::uint64_t{0}; }  // FPCR holds no flags
-std::uint64_t flush_bits() { return std::uint64_t{1} << 24; }     // FZ
+std::uint64_t flush_bits() { return std::uint64_t{1} << 24; }  // FZ
+#elif defined(__arm__) && defined(__ARM_FP)
+// FPSCR: FZ/DN/rounding/trap enables are controls; NZCV, QC and the cumulative exception bits
+// are flags. FZ governs VFP scalar code only: armv7 NEON flushes whatever it says.
+std::uint64_t fp_control() {
+  std::uint32_t v;
+  __asm__ volatile("vmrs %0, fpscr" : "=r"(v));
+  return v;
+}
+void set_fp_control(std::uint64_t v) {
+  __asm__ volatile("vmsr fpscr, %0" : : "r"(static_cast<std::uint32_t>(v)));
+}
+std::uint64_t fp_control_mask() { return 0x07ffff00; }         // bits 8-26
+std::uint64_t flush_bits() { return std::uint64_t{1} << 24; }  // FZ
 #else
 std::uint64_t fp_control() { return static_cast<std::uint64_t>(std::fegetround()); }
 void set_fp_control(std::uint64_t v) { std::fesetround(static_cast<int>(v)); }

@@ -13,7 +13,28 @@
 
 #include "attnscore/attnscore.h"
 
+namespace attnscore {
+struct KernelF32;  // lib/src/kernels.h
+}
+
 namespace testing {
+
+// Every compiled f32 kernel this CPU can run, best first (the kernel testers' one list); the
+// compiled ones it cannot run are reported through Catch2's WARN, never skipped silently.
+std::vector<const attnscore::KernelF32 *> usable_kernels_f32();
+// The f32 kernel of that name in the table, or nullptr.
+const attnscore::KernelF32 *kernel_f32(const std::string &name);
+
+// The levels of this build's family that this CPU runs, plus scalar.
+std::vector<attnscore_level> runnable_levels();
+
+// Restores the run-time level cap when a test ends, however it ends.
+struct CapGuard {
+  CapGuard() = default;
+  CapGuard(const CapGuard &) = delete;
+  CapGuard &operator=(const CapGuard &) = delete;
+  ~CapGuard() { attnscore_set_max_level(ATTNSCORE_LEVEL_BEST); }
+};
 
 // Bit pattern that marks memory a call must not write (a NaN no arithmetic produces).
 constexpr std::uint32_t kGuardBits = 0x7fa5a5a5u;

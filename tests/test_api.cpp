@@ -22,20 +22,8 @@ namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// The levels of this build's family that this CPU runs, plus scalar.
-std::vector<attnscore_level> runnable_levels() {
-  std::vector<attnscore_level> out;
-  for (int v = 0; v < 255; ++v) {
-    const auto l = static_cast<attnscore_level>(v);
-    if (attnscore_level_name(l) != nullptr && attnscore_level_supported(l)) out.push_back(l);
-  }
-  return out;
-}
-
-// Restores the run-time cap when a test ends, however it ends.
-struct CapGuard {
-  ~CapGuard() { attnscore_set_max_level(ATTNSCORE_LEVEL_BEST); }
-};
+using testing::CapGuard;
+using testing::runnable_levels;
 
 // The best runnable level not above `cap` (ranks follow the enum order within a family).
 attnscore_level best_up_to(attnscore_level cap) {
@@ -58,8 +46,8 @@ void check_api_exact(std::size_t n_q, std::size_t n_k, std::size_t d, std::mt199
   testing::fill_ints(k, 3, rng);
   for (std::size_t i = 0; i < n_q; ++i)
     for (std::size_t j = 0; j < n_k; ++j) s.at(i, j) = kNaN;
-  REQUIRE(attnscore_scores_f32(n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, s.data(), s.ld,
-                               0.0f) == ATTNSCORE_OK);
+  REQUIRE(attnscore_scores_f32(n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, s.data(), s.ld, 0.0f) ==
+          ATTNSCORE_OK);
   const float scale = attnscore_default_scale(d);
   CAPTURE(n_q, n_k, d);
   CHECK(testing::check_scores(s, testing::reference(q, k, d, scale), d, scale, true) == "");
@@ -93,6 +81,11 @@ TEST_CASE("dispatch picks the best level the CPU supports", "[api][dispatch]") {
   const char *env_cap = std::getenv("ATTNSCORE_MAX_LEVEL");
   const std::string name = attnscore_kernel_name(ATTNSCORE_DTYPE_F32);
   INFO("chosen: " << name);
+  // Emulated CPUs (ctest, per QEMU_CPU): the level, and where a run names it the kernel itself.
+  if (const char *level = std::getenv("ATTNSCORE_EXPECT_LEVEL")) {
+    CHECK(kernel_suffix() == level);
+    CHECK(attnscore_level_name(attnscore_kernel_level(ATTNSCORE_DTYPE_F32)) == std::string(level));
+  }
   if (expect != nullptr) {
     CHECK(name == expect);
   } else if (env_cap == nullptr) {
@@ -239,14 +232,18 @@ TEST_CASE("bad input: its own status, nothing written", "[api][errors]") {
       {"scale NaN", ATTNSCORE_ERR_BAD_SCALE, 2, 2, 4, q.data(), 4, k.data(), 4, sp, 2, kNaN},
       {"scale +Inf", ATTNSCORE_ERR_BAD_SCALE, 2, 2, 4, q.data(), 4, k.data(), 4, sp, 2, inf},
       {"scale -Inf", ATTNSCORE_ERR_BAD_SCALE, 2, 2, 4, q.data(), 4, k.data(), 4, sp, 2, -inf},
+      {"scale subnormal", ATTNSCORE_ERR_BAD_SCALE, 2, 2, 4, q.data(), 4, k.data(), 4, sp, 2,
+       1e-40f},
+      {"scale -subnormal", ATTNSCORE_ERR_BAD_SCALE, 2, 2, 4, q.data(), 4, k.data(), 4, sp, 2,
+       -1e-45f},
       {"rows*lds overflows", ATTNSCORE_ERR_SIZE_OVERFLOW, 3, 2, 4, q.data(), 4, k.data(), 4, sp,
        huge, 0},
       {"bytes of S overflow", ATTNSCORE_ERR_SIZE_OVERFLOW, 2, 2, 4, q.data(), 4, k.data(), 4, sp,
        SIZE_MAX / 4, 0},
-      {"rows*ldq overflows", ATTNSCORE_ERR_SIZE_OVERFLOW, 3, 2, 4, q.data(), huge, k.data(), 4,
-       sp, 2, 0},
-      {"rows*ldk overflows", ATTNSCORE_ERR_SIZE_OVERFLOW, 2, 3, 4, q.data(), 4, k.data(), huge,
-       sp, 3, 0},
+      {"rows*ldq overflows", ATTNSCORE_ERR_SIZE_OVERFLOW, 3, 2, 4, q.data(), huge, k.data(), 4, sp,
+       2, 0},
+      {"rows*ldk overflows", ATTNSCORE_ERR_SIZE_OVERFLOW, 2, 3, 4, q.data(), 4, k.data(), huge, sp,
+       3, 0},
       {"K wraps the address space", ATTNSCORE_ERR_SIZE_OVERFLOW, 2, 2, 4, q.data(), 4, k.data(),
        (SIZE_MAX - reinterpret_cast<std::uintptr_t>(k.data())) / sizeof(float) - 2, sp, 2, 0},
       {"S overlaps Q", ATTNSCORE_ERR_OVERLAP, 2, 2, 4, alias, 4, k.data(), 4, alias + 6, 2, 0},
@@ -272,7 +269,7 @@ TEST_CASE("bad input: its own status, nothing written", "[api][errors]") {
 
 TEST_CASE("every status has its own message", "[api][errors]") {
   std::vector<std::string> seen;
-  for (int v = 0; v <= 11; ++v) {
+  for (int v = 0; v <= 14; ++v) {
     const std::string msg = attnscore_status_string(static_cast<attnscore_status>(v));
     CAPTURE(v, msg);
     CHECK(msg != attnscore_status_string(static_cast<attnscore_status>(1000)));
@@ -331,8 +328,7 @@ TEST_CASE("C++ wrapper: views, blocks and shape checks", "[api][cpp]") {
   // A block of S computed alone equals the same block of the whole.
   std::vector<float> part(2 * 2);
   attnscore::MatrixView<float> pv(part.data(), 2, 2);
-  REQUIRE(attnscore::scores(qv.block(1, 0, 2, 8), kv.block(2, 0, 2, 8), pv, 1.0f) ==
-          ATTNSCORE_OK);
+  REQUIRE(attnscore::scores(qv.block(1, 0, 2, 8), kv.block(2, 0, 2, 8), pv, 1.0f) == ATTNSCORE_OK);
   CHECK(part[0] == s[1 * 6 + 2]);
   CHECK(part[3] == s[2 * 6 + 3]);
   const std::vector<float> s0 = s;
@@ -343,4 +339,108 @@ TEST_CASE("C++ wrapper: views, blocks and shape checks", "[api][cpp]") {
   CHECK(std::memcmp(s.data(), s0.data(), s.size() * sizeof(float)) == 0);
   CHECK(std::string(attnscore::kernel_name()) == attnscore_kernel_name(ATTNSCORE_DTYPE_F32));
   CHECK(attnscore::default_scale(16) == 0.25f);
+}
+
+TEST_CASE("packed key cache: API, errors, C++ wrapper", "[api][kcache]") {
+  CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  CAPTURE(attnscore_level_name(level));
+  const std::size_t d = 24, cap = 40;
+  const std::size_t bytes = attnscore_kcache_f32_bytes(cap, d);
+  REQUIRE(bytes >= cap * d * sizeof(float));
+  CHECK(attnscore_kcache_f32_bytes(0, d) == 0);
+  CHECK(attnscore_kcache_f32_bytes(cap, 0) == 0);
+  CHECK(attnscore_kcache_f32_bytes(SIZE_MAX / 2, 64) == 0);
+  std::vector<unsigned char> mem(bytes);
+  attnscore_kcache_f32 *c = nullptr;
+  CHECK(attnscore_kcache_f32_init(mem.data(), bytes - 1, cap, d, &c) ==
+        ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(attnscore_kcache_f32_init(nullptr, bytes, cap, d, &c) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_kcache_f32_init(mem.data(), bytes, cap, d, nullptr) ==
+        ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_kcache_f32_init(mem.data(), bytes, 0, d, &c) == ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_kcache_f32_init(mem.data(), bytes, SIZE_MAX / 2, 64, &c) ==
+        ATTNSCORE_ERR_SIZE_OVERFLOW);
+  REQUIRE(attnscore_kcache_f32_init(mem.data(), bytes, cap, d, &c) == ATTNSCORE_OK);
+  CHECK(attnscore_kcache_f32_size(c) == 0);
+  CHECK(attnscore_kcache_f32_dim(c) == d);
+
+  std::mt19937 rng(3);
+  Buffer k(cap, d, d, 0, kNaN), q(5, d, d, 0, kNaN);
+  testing::fill_ints(k, 3, rng);
+  testing::fill_ints(q, 3, rng);
+  CHECK(attnscore_kcache_f32_append(c, 2, k.data(), d - 1) == ATTNSCORE_ERR_BAD_LDK);
+  CHECK(attnscore_kcache_f32_append(c, 2, nullptr, d) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_kcache_f32_append(nullptr, 2, k.data(), d) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_kcache_f32_append(c, cap + 1, k.data(), d) == ATTNSCORE_ERR_CACHE_FULL);
+  CHECK(attnscore_kcache_f32_append(c, 1, reinterpret_cast<const float *>(mem.data() + 64), d) ==
+        ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_kcache_f32_size(c) == 0);
+  REQUIRE(attnscore_kcache_f32_append(c, 7, k.data(), d) == ATTNSCORE_OK);
+  REQUIRE(attnscore_kcache_f32_append(c, 0, nullptr, d) == ATTNSCORE_OK);
+  REQUIRE(attnscore_kcache_f32_append(c, cap - 7, &k.at(7, 0), d) == ATTNSCORE_OK);
+  CHECK(attnscore_kcache_f32_append(c, 1, k.data(), d) == ATTNSCORE_ERR_CACHE_FULL);
+  CHECK(attnscore_kcache_f32_size(c) == cap);
+
+  // Exact data: the cache's scores are fl(exact * scale), and errors write nothing.
+  Buffer s(5, cap, cap + 1, 0, testing::from_bits(testing::kGuardBits));
+  const Buffer s0 = s;
+  CHECK(attnscore_scores_f32_kcache(5, q.data(), d - 1, c, s.data(), s.ld, 0) ==
+        ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(attnscore_scores_f32_kcache(5, q.data(), d, c, s.data(), cap - 1, 0) ==
+        ATTNSCORE_ERR_BAD_LDS);
+  CHECK(attnscore_scores_f32_kcache(5, q.data(), d, c, s.data(), s.ld, kNaN) ==
+        ATTNSCORE_ERR_BAD_SCALE);
+  CHECK(attnscore_scores_f32_kcache(5, q.data(), d, nullptr, s.data(), s.ld, 0) ==
+        ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_scores_f32_kcache(5, nullptr, d, c, s.data(), s.ld, 0) ==
+        ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_scores_f32_kcache(1, q.data(), d, c, reinterpret_cast<float *>(mem.data()), cap,
+                                    0) == ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_scores_f32_kcache(2, q.data(), d, c, q.data() + d, cap, 0) ==
+        ATTNSCORE_ERR_OVERLAP);
+  std::vector<unsigned char> junk(256, 0x5a);
+  CHECK(attnscore_scores_f32_kcache(5, q.data(), d,
+                                    reinterpret_cast<const attnscore_kcache_f32 *>(junk.data()),
+                                    s.data(), s.ld, 0) == ATTNSCORE_ERR_BAD_CACHE);
+  CHECK(std::memcmp(s.mem.data(), s0.mem.data(), s.mem.size() * sizeof(float)) == 0);
+  for (std::size_t i = 0; i < 5; ++i)
+    for (std::size_t j = 0; j < cap; ++j) s.at(i, j) = kNaN;
+  for (std::size_t n_q : {5, 1}) {
+    REQUIRE(attnscore_scores_f32_kcache(n_q, q.data(), d, c, s.data(), s.ld, 0) == ATTNSCORE_OK);
+    Buffer qn(n_q, d, d, 0, kNaN);
+    for (std::size_t i = 0; i < n_q; ++i)
+      for (std::size_t t = 0; t < d; ++t) qn.at(i, t) = q.at(i, t);
+    Buffer sn(n_q, cap, cap + 1, 0, testing::from_bits(testing::kGuardBits));
+    for (std::size_t i = 0; i < n_q; ++i)
+      for (std::size_t j = 0; j < cap; ++j) sn.at(i, j) = s.at(i, j);
+    const float scale = attnscore_default_scale(d);
+    CAPTURE(n_q);
+    CHECK(testing::check_scores(sn, testing::reference(qn, k, d, scale), d, scale, true) == "");
+  }
+  REQUIRE(attnscore_kcache_f32_clear(c) == ATTNSCORE_OK);
+  CHECK(attnscore_kcache_f32_size(c) == 0);
+  CHECK(attnscore_scores_f32_kcache(5, q.data(), d, c, s.data(), s.ld, 0) == ATTNSCORE_OK);
+
+  // The C++ wrapper over the same memory.
+  attnscore::KeyCache kc(mem.data(), mem.size(), cap, d);
+  REQUIRE(kc.status() == ATTNSCORE_OK);
+  CHECK(kc.append(attnscore::MatrixView<const float>(k.data(), 3, d - 1, d)) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(kc.append(attnscore::MatrixView<const float>(k.data(), 9, d)) == ATTNSCORE_OK);
+  CHECK(kc.size() == 9);
+  std::vector<float> out(2 * 9), raw(2 * 9);
+  REQUIRE(attnscore::scores(attnscore::MatrixView<const float>(q.data(), 2, d), kc,
+                            attnscore::MatrixView<float>(out.data(), 2, 9)) == ATTNSCORE_OK);
+  REQUIRE(attnscore_scores_f32(2, 9, d, q.data(), d, k.data(), d, raw.data(), 9, 0) ==
+          ATTNSCORE_OK);
+  CHECK(std::memcmp(out.data(), raw.data(), out.size() * sizeof(float)) == 0);
+  CHECK(attnscore::scores(attnscore::MatrixView<const float>(q.data(), 2, d), kc,
+                          attnscore::MatrixView<float>(out.data(), 2, 8)) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  attnscore::KeyCache bad(mem.data(), 8, cap, d);
+  CHECK(bad.status() == ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(bad.append(attnscore::MatrixView<const float>(k.data(), 1, d)) ==
+        ATTNSCORE_ERR_BUFFER_TOO_SMALL);
 }

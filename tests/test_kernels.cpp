@@ -17,19 +17,7 @@ namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// Every compiled f32 kernel this CPU can run; the others are reported once, never silently.
-std::vector<const KernelF32 *> usable_f32() {
-  std::size_t n;
-  const KernelF32 *table = attnscore::kernels_f32(&n);
-  std::vector<const KernelF32 *> usable;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (attnscore::cpu_supports(table[i].level))
-      usable.push_back(&table[i]);
-    else
-      WARN("not run (CPU lacks " << attnscore_level_name(table[i].level) << "): " << table[i].name);
-  }
-  return usable;
-}
+std::vector<const KernelF32 *> usable_f32() { return testing::usable_kernels_f32(); }
 
 // One call shape; the layout variant rotates through dense, padded (prime) strides and
 // misaligned base pointers so that every kernel sees all of them across the sweep.
@@ -73,6 +61,17 @@ std::string run_case(const KernelF32 &kernel, const Shape &sh, bool exact, float
   return testing::check_scores(s, testing::reference(q, k, sh.d, scale), sh.d, scale, exact);
 }
 
+// n_k over 1 ... NR + 1, then past two and to three panels, of both the prefill and the decode
+// tile.
+std::vector<std::size_t> n_k_sweep(const KernelF32 &kernel) {
+  std::vector<std::size_t> ns;
+  for (std::size_t n = 1; n <= kernel.nr + 1; ++n) ns.push_back(n);
+  for (std::size_t nr : {kernel.nr, kernel.nr_dec})
+    for (std::size_t n : {nr - 1, nr + 1, 2 * nr - 1, 2 * nr + 1, 3 * nr})
+      if (n > kernel.nr + 1) ns.push_back(n);
+  return ns;
+}
+
 std::vector<std::size_t> sweep_d() {
   std::vector<std::size_t> ds;
   for (std::size_t d = 1; d <= 33; ++d) ds.push_back(d);
@@ -89,7 +88,7 @@ TEST_CASE("every f32 kernel: exact integer data, full sweep, bit for bit", "[ker
   unsigned variant = 0, cases = 0;
   for (std::size_t d : sweep_d()) {
     for (std::size_t n_q = 1; n_q <= 2 * kernel->mr + 1; ++n_q) {
-      for (std::size_t n_k = 1; n_k <= 3 * kernel->nr; ++n_k) {
+      for (std::size_t n_k : n_k_sweep(*kernel)) {
         const Shape sh = make_shape(n_q, n_k, d, variant++);
         // Mostly the default scale; every fifth case a negative one with a full mantissa.
         const float scale = variant % 5 ? attnscore_default_scale(d) : -0.3f;
@@ -112,7 +111,7 @@ TEST_CASE("every f32 kernel: random data within the contract's bound", "[kernels
   unsigned variant = 0;
   for (std::size_t d : {1, 3, 8, 15, 16, 17, 33, 64, 80, 128, 256, 1000, 4099}) {
     for (std::size_t n_q : {std::size_t{1}, kernel->mr, 2 * kernel->mr + 1}) {
-      for (std::size_t n_k : {std::size_t{1}, kernel->nr + 1, 3 * kernel->nr}) {
+      for (std::size_t n_k : {std::size_t{1}, kernel->nr + 1, kernel->nr_dec + 3}) {
         const Shape sh = make_shape(n_q, n_k, d, variant++);
         const std::string err = run_case(*kernel, sh, false, attnscore_default_scale(d), rng);
         if (!err.empty()) {
@@ -134,18 +133,16 @@ TEST_CASE("every f32 kernel: any block of S gives the same bits as the whole cal
   testing::fill_uniform(q, rng);
   testing::fill_uniform(k, rng);
   std::vector<float> whole(n_q * n_k), again(n_q * n_k);
-  attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, whole.data(), n_k,
-                     0.1f);
-  attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, again.data(), n_k,
-                     0.1f);
+  attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, whole.data(), n_k, 0.1f);
+  attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, again.data(), n_k, 0.1f);
   REQUIRE(std::memcmp(whole.data(), again.data(), whole.size() * sizeof(float)) == 0);
   // Blocks that start and end off the register-tile grid.
   for (std::size_t i0 = 0; i0 < n_q; i0 += 1 + i0 % 3) {
     for (std::size_t j0 = 0; j0 < n_k; j0 += 1 + j0 % 5) {
       const std::size_t bq = 1 + (i0 * 7 + j0) % (n_q - i0), bk = 1 + (j0 * 5 + i0) % (n_k - j0);
       std::vector<float> part(bq * bk);
-      attnscore::run_f32(*kernel, bq, bk, d, q.data() + i0 * q.ld, q.ld, k.data() + j0 * k.ld,
-                         k.ld, part.data(), bk, 0.1f);
+      attnscore::run_f32(*kernel, bq, bk, d, q.data() + i0 * q.ld, q.ld, k.data() + j0 * k.ld, k.ld,
+                         part.data(), bk, 0.1f);
       for (std::size_t i = 0; i < bq; ++i)
         for (std::size_t j = 0; j < bk; ++j)
           if (testing::to_bits(part[i * bk + j]) !=
@@ -172,6 +169,49 @@ TEST_CASE("every f32 kernel: NaN and Inf propagate", "[kernels][f32][ieee]") {
     for (std::size_t i = 1; i < n_q; ++i) {
       CHECK(s[i * n_k + 1] == inf);
       CHECK(s[i * n_k + 0] == static_cast<float>(0.5 * d));
+    }
+  }
+}
+
+TEST_CASE("every f32 kernel: the packed key cache gives the same bits as the raw call",
+          "[kernels][f32][kcache]") {
+  const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
+  CAPTURE(kernel->name);
+  testing::CapGuard guard;
+  REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);
+  REQUIRE(std::string(attnscore_kernel_name(ATTNSCORE_DTYPE_F32)) == kernel->name);
+  std::mt19937 rng(31);
+  const std::size_t nr = kernel->nr;
+  for (std::size_t d : {1, 5, 16, 17, 64, 100, 128, 300}) {
+    for (std::size_t n_k : {std::size_t{1}, nr - 1, nr + 1, 4 * nr + 3, 9 * nr}) {
+      if (n_k == 0) continue;
+      Buffer k(n_k, d, d + 3, 1, kNaN);
+      testing::fill_uniform(k, rng);
+      std::vector<unsigned char> mem(attnscore_kcache_f32_bytes(n_k, d) + 3);
+      attnscore_kcache_f32 *cache = nullptr;
+      // An odd address: the cache aligns itself inside the caller's memory.
+      REQUIRE(attnscore_kcache_f32_init(mem.data() + 3, mem.size() - 3, n_k, d, &cache) ==
+              ATTNSCORE_OK);
+      // Appended in uneven pieces, as tokens arrive.
+      for (std::size_t done = 0, step = 1; done < n_k; done += step, step = step * 3 % 7 + 1) {
+        step = step < n_k - done ? step : n_k - done;
+        REQUIRE(attnscore_kcache_f32_append(cache, step, &k.at(done, 0), k.ld) == ATTNSCORE_OK);
+      }
+      REQUIRE(attnscore_kcache_f32_size(cache) == n_k);
+      for (std::size_t n_q :
+           {std::size_t{1}, std::size_t{2}, std::size_t{3}, kernel->mr, 2 * kernel->mr + 1}) {
+        Buffer q(n_q, d, d, 0, kNaN);
+        testing::fill_uniform(q, rng);
+        std::vector<float> raw(n_q * n_k), cached(n_q * n_k + 5, kNaN);
+        const float scale = attnscore_default_scale(d);
+        attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, raw.data(), n_k,
+                           scale);
+        REQUIRE(attnscore_scores_f32_kcache(n_q, q.data(), q.ld, cache, cached.data(), n_k, 0.0f) ==
+                ATTNSCORE_OK);
+        CAPTURE(d, n_k, n_q);
+        REQUIRE(std::memcmp(raw.data(), cached.data(), raw.size() * sizeof(float)) == 0);
+        for (std::size_t i = raw.size(); i < cached.size(); ++i) REQUIRE(std::isnan(cached[i]));
+      }
     }
   }
 }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Level avx512 (-mavx512f/bw/dq/vl): f32 4x4 dot tile, 16 of 32 zmm as FMA accumulators.
-#include "kernels.h"
+// Level avx512 (-mavx512f/bw/dq/vl): f32 8x32 outer-product tile.
+// 32 zmm: 16 FMA accumulators (8 rows x 2 vectors of 16 keys), 2 panel vectors, 1 broadcast of q.
+// Per step of d: 2 panel loads + 8 broadcast loads feed 16 FMAs, so two 512-bit FMA pipes
+// (Zen 5, Skylake-SP) stay busy with loads to spare.
 #include "tile_f32.hpp"
 
 namespace attnscore {
 
-ATTNSCORE_KERNEL_ENTRY ATTNSCORE_DECLARE_QK_F32(qk_f32_4x4__avx512) {
-  tile::qk_f32_dot<xsimd::avx512f, 4, 4>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
-}
+ATTNSCORE_DEFINE_QK_F32(qk_f32_8x32__avx512, ATTNSCORE_LEVEL_AVX512, xsimd::avx512f, 8, 2, 2)
 
 }  // namespace attnscore

@@ -3,38 +3,35 @@
 #include <cmath>
 #include <cstdint>
 
+#include "checks.h"
 #include "kernels.h"
 
 namespace attnscore {
-namespace {
-
-// Extent in bytes of a row-major matrix, checked against size_t and address-space wrap.
-bool extent_bytes(const void *base, std::size_t rows, std::size_t cols, std::size_t ld,
-                  std::size_t elem, std::size_t *bytes) noexcept {
-  std::size_t n;
-  if (__builtin_mul_overflow(rows - 1, ld, &n) || __builtin_add_overflow(n, cols, &n) ||
-      __builtin_mul_overflow(n, elem, bytes))
-    return false;
-  std::uintptr_t end;
-  return !__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(base), *bytes, &end);
-}
-
-bool overlaps(const void *a, std::size_t a_bytes, const void *b, std::size_t b_bytes) noexcept {
-  const auto a0 = reinterpret_cast<std::uintptr_t>(a), b0 = reinterpret_cast<std::uintptr_t>(b);
-  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
-}
-
-}  // namespace
-
 void run_f32(const KernelF32 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
              const float *q, std::size_t ldq, const float *k, std::size_t ldk, float *s,
              std::size_t lds, float scale) noexcept {
-  // Keys outer: an NR-key block of K stays in L1 while every Q row streams past it.
+  if (n_q <= kDecodeRows && n_q < kernel.mr) {
+    // Decode: stream raw K once, no panel (a prefill tile would be mostly empty).
+    for (std::size_t j = 0; j < n_k; j += kernel.nr_dec) {
+      const std::size_t cols = n_k - j < kernel.nr_dec ? n_k - j : kernel.nr_dec;
+      kernel.dec(n_q, cols, d, q, ldq, k + j * ldk, ldk, s + j, lds, scale);
+    }
+    return;
+  }
+  // Prefill: one packed panel of NR keys x kc dims lives on the stack (L1) while every Q row
+  // streams past it (from L2), so K is read from memory once per call.
+  alignas(64) float panel[kPanelFloats];
+  const std::size_t kc = kPanelFloats / kernel.nr;
   for (std::size_t j = 0; j < n_k; j += kernel.nr) {
     const std::size_t cols = n_k - j < kernel.nr ? n_k - j : kernel.nr;
-    for (std::size_t i = 0; i < n_q; i += kernel.mr) {
-      const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
-      kernel.fn(rows, cols, d, q + i * ldq, ldq, k + j * ldk, ldk, s + i * lds + j, lds, scale);
+    for (std::size_t t = 0; t < d; t += kc) {
+      const std::size_t dc = d - t < kc ? d - t : kc;
+      const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
+      kernel.pack(cols, dc, k + j * ldk + t, ldk, panel);
+      for (std::size_t i = 0; i < n_q; i += kernel.mr) {
+        const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
+        kernel.fn(rows, cols, dc, q + i * ldq + t, ldq, panel, s + i * lds + j, lds, scale, flags);
+      }
     }
   }
 }
@@ -50,8 +47,10 @@ float attnscore_default_scale(size_t d) {
   return d == 0 ? 0.0f : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
 }
 
-const char *attnscore_status_string(attnscore_status status) {
-  switch (status) {
+const char *attnscore_status_string(attnscore_status status_in) {
+  const int v = enum_int(status_in);
+  if (v < 0 || v > ATTNSCORE_ERR_BAD_CACHE) return "unknown attnscore status";
+  switch (static_cast<attnscore_status>(v)) {
     case ATTNSCORE_OK:
       return "success";
     case ATTNSCORE_ERR_NULL_POINTER:
@@ -65,7 +64,7 @@ const char *attnscore_status_string(attnscore_status status) {
     case ATTNSCORE_ERR_BAD_LDS:
       return "lds is smaller than n_k";
     case ATTNSCORE_ERR_BAD_SCALE:
-      return "scale is NaN or infinite";
+      return "scale is NaN, infinite or subnormal";
     case ATTNSCORE_ERR_SIZE_OVERFLOW:
       return "a matrix's size in bytes overflows size_t";
     case ATTNSCORE_ERR_OVERLAP:
@@ -76,20 +75,28 @@ const char *attnscore_status_string(attnscore_status status) {
       return "matrix shapes do not agree";
     case ATTNSCORE_ERR_UNKNOWN_DTYPE:
       return "unknown dtype";
+    case ATTNSCORE_ERR_BUFFER_TOO_SMALL:
+      return "the key cache's memory is too small";
+    case ATTNSCORE_ERR_CACHE_FULL:
+      return "the key cache is full";
+    case ATTNSCORE_ERR_BAD_CACHE:
+      return "not an initialised key cache";
+    case ATTNSCORE_STATUS_MAX_ENUM:
+      break;
   }
   return "unknown attnscore status";
 }
 
-attnscore_status attnscore_scores_f32(size_t n_q, size_t n_k, size_t d, const float *q,
-                                      size_t ldq, const float *k, size_t ldk, float *s,
-                                      size_t lds, float scale) {
+attnscore_status attnscore_scores_f32(size_t n_q, size_t n_k, size_t d, const float *q, size_t ldq,
+                                      const float *k, size_t ldk, float *s, size_t lds,
+                                      float scale) {
   if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
   if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
   if (q == nullptr || k == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
   if (ldq < d) return ATTNSCORE_ERR_BAD_LDQ;
   if (ldk < d) return ATTNSCORE_ERR_BAD_LDK;
   if (lds < n_k) return ATTNSCORE_ERR_BAD_LDS;
-  if (!std::isfinite(scale)) return ATTNSCORE_ERR_BAD_SCALE;
+  if (!scale_ok(scale)) return ATTNSCORE_ERR_BAD_SCALE;
   std::size_t q_bytes, k_bytes, s_bytes;
   if (!extent_bytes(q, n_q, d, ldq, sizeof(float), &q_bytes) ||
       !extent_bytes(k, n_k, d, ldk, sizeof(float), &k_bytes) ||

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "checks.h"
 #include "kernels.h"
 
 namespace attnscore {
@@ -19,7 +20,13 @@ struct LevelInfo {
 constexpr std::uint64_t kAvx2 = ATTNSCORE_CPU_AVX2 | ATTNSCORE_CPU_FMA | ATTNSCORE_CPU_F16C;
 constexpr std::uint64_t kAvx512 = kAvx2 | ATTNSCORE_CPU_AVX512F | ATTNSCORE_CPU_AVX512BW |
                                   ATTNSCORE_CPU_AVX512DQ | ATTNSCORE_CPU_AVX512VL;
-constexpr std::uint64_t kNeonDot = ATTNSCORE_CPU_NEON | ATTNSCORE_CPU_ASIMDDP;
+// armv7's neon level is NEON-VFPv4 (the kernels use fused multiply-add); AArch64 has it in ASIMD.
+#if defined(__arm__)
+constexpr std::uint64_t kNeon = ATTNSCORE_CPU_NEON | ATTNSCORE_CPU_VFPV4;
+#else
+constexpr std::uint64_t kNeon = ATTNSCORE_CPU_NEON;
+#endif
+constexpr std::uint64_t kNeonDot = kNeon | ATTNSCORE_CPU_ASIMDDP;
 
 // Every level, each CPU family lowest first.
 constexpr LevelInfo kAllLevels[] = {
@@ -28,7 +35,7 @@ constexpr LevelInfo kAllLevels[] = {
     {ATTNSCORE_LEVEL_AVX2, "avx2", kAvx2},
     {ATTNSCORE_LEVEL_AVX512, "avx512", kAvx512},
     {ATTNSCORE_LEVEL_AVX512VNNI, "avx512vnni", kAvx512 | ATTNSCORE_CPU_AVX512VNNI},
-    {ATTNSCORE_LEVEL_NEON, "neon", ATTNSCORE_CPU_NEON},
+    {ATTNSCORE_LEVEL_NEON, "neon", kNeon},
     {ATTNSCORE_LEVEL_NEON_DOTPROD, "neon_dotprod", kNeonDot},
     {ATTNSCORE_LEVEL_NEON_I8MM, "neon_i8mm", kNeonDot | ATTNSCORE_CPU_I8MM},
 };
@@ -49,23 +56,29 @@ int level_rank(attnscore_level level) noexcept {
   return r >= 1 && r <= kTopRank ? r : -1;
 }
 
-const LevelInfo *level_info(attnscore_level level) noexcept {
+const LevelInfo *level_info(int level) noexcept {
   for (const LevelInfo &l : kAllLevels)
     if (l.level == level) return &l;
   return nullptr;
 }
 
-constexpr KernelF32 kF32[] = {
+// Best first; only the kernels this build compiled.
+constexpr const KernelF32 *kF32[] = {
 #if ATTNSCORE_HAVE_AVX512
-    {"qk_f32_4x4__avx512", ATTNSCORE_LEVEL_AVX512, 4, 4, qk_f32_4x4__avx512},
+    &qk_f32_8x32__avx512_kernel,
 #endif
 #if ATTNSCORE_HAVE_AVX2
-    {"qk_f32_3x4__avx2", ATTNSCORE_LEVEL_AVX2, 3, 4, qk_f32_3x4__avx2},
+    &qk_f32_6x16__avx2_kernel,
 #endif
 #if ATTNSCORE_HAVE_SSE2
-    {"qk_f32_3x4__sse2", ATTNSCORE_LEVEL_SSE2, 3, 4, qk_f32_3x4__sse2},
+    &qk_f32_6x8__sse2_kernel,
 #endif
-    {"qk_f32_1x1__scalar", ATTNSCORE_LEVEL_SCALAR, 1, 1, qk_f32_1x1__scalar},
+#if ATTNSCORE_HAVE_NEON && defined(__aarch64__)
+    &qk_f32_8x8__neon_kernel,
+#elif ATTNSCORE_HAVE_NEON
+    &qk_f32_4x12__neon_kernel,
+#endif
+    &qk_f32_4x4__scalar_kernel,
 };
 
 // The cap from the environment, read once on first use; BEST when unset or unknown.
@@ -100,7 +113,7 @@ int cap_rank() noexcept {
 
 }  // namespace
 
-const KernelF32 *kernels_f32(std::size_t *count) noexcept {
+const KernelF32 *const *kernels_f32(std::size_t *count) noexcept {
   *count = sizeof(kF32) / sizeof(kF32[0]);
   return kF32;
 }
@@ -115,10 +128,10 @@ const KernelF32 &active_kernel_f32() noexcept {
   const KernelF32 *kernel = g_f32.load(std::memory_order_acquire);
   if (kernel != nullptr) return *kernel;
   const int cap = cap_rank();
-  kernel = &kF32[sizeof(kF32) / sizeof(kF32[0]) - 1];  // scalar: always usable
-  for (const KernelF32 &row : kF32) {
-    if (level_rank(row.level) <= cap && cpu_supports(row.level)) {
-      kernel = &row;
+  kernel = kF32[sizeof(kF32) / sizeof(kF32[0]) - 1];  // scalar: always usable
+  for (const KernelF32 *row : kF32) {
+    if (level_rank(row->level) <= cap && cpu_supports(row->level)) {
+      kernel = row;
       break;
     }
   }
@@ -132,7 +145,10 @@ using namespace attnscore;
 
 extern "C" {
 
-attnscore_status attnscore_set_max_level(attnscore_level level) {
+attnscore_status attnscore_set_max_level(attnscore_level level_in) {
+  const int v = enum_int(level_in);
+  if (v != ATTNSCORE_LEVEL_BEST && level_info(v) == nullptr) return ATTNSCORE_ERR_UNKNOWN_LEVEL;
+  const auto level = static_cast<attnscore_level>(v);
   if (level != ATTNSCORE_LEVEL_BEST && level_rank(level) < 0) return ATTNSCORE_ERR_UNKNOWN_LEVEL;
   g_api_cap.store(level == ATTNSCORE_LEVEL_BEST ? kNoApiCap : static_cast<int>(level),
                   std::memory_order_release);
@@ -140,21 +156,21 @@ attnscore_status attnscore_set_max_level(attnscore_level level) {
   return ATTNSCORE_OK;
 }
 
-attnscore_level attnscore_max_level(void) {
-  return cap_level();
-}
+attnscore_level attnscore_max_level(void) { return cap_level(); }
 
 const char *attnscore_kernel_name(attnscore_dtype dtype) {
-  return dtype == ATTNSCORE_DTYPE_F32 ? active_kernel_f32().name : nullptr;
+  return enum_int(dtype) == ATTNSCORE_DTYPE_F32 ? active_kernel_f32().name : nullptr;
 }
 
 attnscore_level attnscore_kernel_level(attnscore_dtype dtype) {
-  return dtype == ATTNSCORE_DTYPE_F32 ? active_kernel_f32().level : ATTNSCORE_LEVEL_SCALAR;
+  return enum_int(dtype) == ATTNSCORE_DTYPE_F32 ? active_kernel_f32().level
+                                                : ATTNSCORE_LEVEL_SCALAR;
 }
 
 const char *attnscore_level_name(attnscore_level level) {
-  if (level == ATTNSCORE_LEVEL_BEST) return "best";
-  const LevelInfo *l = level_info(level);
+  const int v = enum_int(level);
+  if (v == ATTNSCORE_LEVEL_BEST) return "best";
+  const LevelInfo *l = level_info(v);
   return l != nullptr ? l->name : nullptr;
 }
 
@@ -173,10 +189,13 @@ attnscore_status attnscore_level_from_name(const char *name, attnscore_level *le
   return ATTNSCORE_ERR_UNKNOWN_LEVEL;
 }
 
-int attnscore_level_supported(attnscore_level level) {
+int attnscore_level_supported(attnscore_level level_in) {
+  const int v = enum_int(level_in);
+  if (level_info(v) == nullptr) return 0;
+  const auto level = static_cast<attnscore_level>(v);
   if (!cpu_supports(level)) return 0;
-  for (const KernelF32 &row : kF32)
-    if (row.level == level) return 1;
+  for (const KernelF32 *row : kF32)
+    if (row->level == level) return 1;
   return 0;
 }
 

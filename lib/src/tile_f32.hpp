@@ -1,58 +1,268 @@
 // SPDX-License-Identifier: Apache-2.0
-// The f32 dot-along-d register tile, written once over the xsimd arch and instantiated per level.
+// The f32 kernels, written once over the xsimd arch and instantiated per level in arch/.
 #ifndef ATTNSCORE_TILE_F32_HPP
 #define ATTNSCORE_TILE_F32_HPP
 
 #include <cstddef>
+#include <cstdint>
 #include <xsimd/xsimd.hpp>
+
+#include "kernels.h"
+#include "transpose_f32.hpp"
 
 namespace attnscore {
 namespace tile {
 
-// Computes an MR x NR block of S (rows <= MR, cols <= NR present) from raw row-major Q and K.
-//
-// Register map (W = lanes of batch<float, Arch>):
-//   acc[i][j]  MR*NR vectors, lane l holds sum over t = l (mod W) of q_i[t] * k_j[t]
-//   kv[j]      NR vectors, K rows j at t .. t+W-1
-//   qv         one vector, Q row i at t .. t+W-1, broadcast over the NR keys by reuse
-// Then each acc is reduced with hadd, the d % W tail is added in order, and the scale is applied
-// once at the store. Rows/cols past the edge reuse the last present row/col and are not stored,
-// so every S element runs the same instruction sequence wherever its tile sits: results are
-// bit-identical for any split of S into blocks.
-template <class Arch, std::size_t MR, std::size_t NR>
-inline void qk_f32_dot(std::size_t rows, std::size_t cols, std::size_t d, const float *q,
-                       std::size_t ldq, const float *k, std::size_t ldk, float *s, std::size_t lds,
-                       float scale) noexcept {
+// Packs `cols` <= NR keys (rows of K) into a panel: panel[t * NR + j] = k[j * ldk + t] for
+// t < d, zero for j >= cols (so the kernel's padding lanes compute 0 * 0, never garbage).
+// W x W blocks are transposed in registers: each K row is read as a stream of whole vectors,
+// and the panel is written as whole vectors. Templated on the arch, so each level's copy is its
+// own symbol.
+template <class Arch, std::size_t NR>
+inline void pack_panel(std::size_t cols, std::size_t d, const float *k, std::size_t ldk,
+                       float *panel) noexcept {
   using B = xsimd::batch<float, Arch>;
   constexpr std::size_t W = B::size;
-  const float *qr[MR];
-  const float *kr[NR];
-  for (std::size_t i = 0; i < MR; ++i) qr[i] = q + (i < rows ? i : rows - 1) * ldq;
-  for (std::size_t j = 0; j < NR; ++j) kr[j] = k + (j < cols ? j : cols - 1) * ldk;
-
-  B acc[MR][NR];
-  for (std::size_t i = 0; i < MR; ++i)
-    for (std::size_t j = 0; j < NR; ++j) acc[i][j] = B(0.0f);
   std::size_t t = 0;
   for (; t + W <= d; t += W) {
-    B kv[NR];
-    for (std::size_t j = 0; j < NR; ++j) kv[j] = B::load_unaligned(kr[j] + t);
-    for (std::size_t i = 0; i < MR; ++i) {
-      const B qv = B::load_unaligned(qr[i] + t);
-      for (std::size_t j = 0; j < NR; ++j) acc[i][j] = xsimd::fma(qv, kv[j], acc[i][j]);
+    for (std::size_t j0 = 0; j0 < NR; j0 += W) {
+      B r[W];
+      for (std::size_t i = 0; i < W; ++i) {
+        // Addresses as integers: a pointer past K (a padding key, the next panel) is never formed.
+        const std::uintptr_t src =
+            reinterpret_cast<std::uintptr_t>(k) + ((j0 + i) * ldk + t) * sizeof(float);
+        r[i] = j0 + i < cols ? B::load_unaligned(reinterpret_cast<const float *>(src)) : B(0.0f);
+        // The same piece of the next panel's rows: 2 * W rows read W floats at a time defeat the
+        // hardware prefetchers. A prefetch never faults.
+        __builtin_prefetch(reinterpret_cast<const void *>(src + NR * ldk * sizeof(float)));
+      }
+      Transpose<Arch>::run(r);
+      for (std::size_t i = 0; i < W; ++i) r[i].store_aligned(panel + (t + i) * NR + j0);
     }
   }
-  float sum[MR][NR];
-  for (std::size_t i = 0; i < MR; ++i)
-    for (std::size_t j = 0; j < NR; ++j) sum[i][j] = xsimd::hadd(acc[i][j]);
   for (; t < d; ++t)
+    for (std::size_t j = 0; j < NR; ++j) panel[t * NR + j] = j < cols ? k[j * ldk + t] : 0.0f;
+}
+
+// Outer-product micro-kernel: an MR x NR block of S (NR = NV vectors of W lanes) from raw Q rows
+// and a packed K panel; rows <= MR and cols <= NR are present.
+//
+// Register map (W = lanes of batch<float, Arch>):
+//   acc[i][v]  MR*NV vectors: S[i][v*W .. v*W+W-1], one key per lane
+//   kv[v]      NV vectors: the panel at t, keys v*W .. v*W+W-1
+//   qb         one vector: q[i][t] broadcast
+// Each S element is acc = fma(q_t, k_t, acc) for t = 0, 1, ..., d-1 in order (mul then add on
+// levels without FMA), whatever the tile, the edge, or whether a call is split in chunks of d
+// (partials pass through S unrounded-to-anything-but-float, which is what acc holds): results
+// are bit-identical for any block of S and for the packed key cache. The scale is applied once,
+// at the final store.
+template <class Arch, std::size_t MR, std::size_t NV>
+inline void qk_f32_panel(std::size_t rows, std::size_t cols, std::size_t d, const float *q,
+                         std::size_t ldq, const float *panel, float *s, std::size_t lds,
+                         float scale, unsigned flags) noexcept {
+  using B = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = B::size, NR = NV * W;
+  const float *qr[MR];
+  for (std::size_t i = 0; i < MR; ++i) qr[i] = q + (i < rows ? i : rows - 1) * ldq;
+
+  B acc[MR][NV];
+  if (flags & kAccumulate) {
+    // Reload the partial sums this call stored on the previous chunk of d.
+    alignas(64) float part[NR];
+    for (std::size_t i = 0; i < MR; ++i) {
+      const float *src = s + (i < rows ? i : rows - 1) * lds;
+      for (std::size_t j = 0; j < NR; ++j) part[j] = j < cols ? src[j] : 0.0f;
+      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = B::load_aligned(part + v * W);
+    }
+  } else {
     for (std::size_t i = 0; i < MR; ++i)
-      for (std::size_t j = 0; j < NR; ++j) sum[i][j] += qr[i][t] * kr[j][t];
-  for (std::size_t i = 0; i < rows; ++i)
-    for (std::size_t j = 0; j < cols; ++j) s[i * lds + j] = sum[i][j] * scale;
+      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = B(0.0f);
+  }
+  for (std::size_t t = 0; t < d; ++t) {
+    B kv[NV];
+    for (std::size_t v = 0; v < NV; ++v) kv[v] = B::load_aligned(panel + t * NR + v * W);
+    for (std::size_t i = 0; i < MR; ++i) {
+      const B qb(qr[i][t]);
+      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = xsimd::fma(qb, kv[v], acc[i][v]);
+    }
+  }
+  const B sc((flags & kFinal) ? scale : 1.0f);
+  for (std::size_t i = 0; i < rows; ++i) {
+    float *dst = s + i * lds;
+    if (cols == NR) {
+      for (std::size_t v = 0; v < NV; ++v) {
+        const B out = (flags & kFinal) ? acc[i][v] * sc : acc[i][v];
+        out.store_unaligned(dst + v * W);
+      }
+    } else {
+      alignas(64) float part[NR];
+      for (std::size_t v = 0; v < NV; ++v) {
+        const B out = (flags & kFinal) ? acc[i][v] * sc : acc[i][v];
+        out.store_aligned(part + v * W);
+      }
+      for (std::size_t j = 0; j < cols; ++j) dst[j] = part[j];
+    }
+  }
+}
+
+// Decode micro-kernel: rows <= R (a few queries) against cols <= KB * W keys read from raw
+// row-major K, with no panel: each W x W block of K (W keys x W dims) is transposed in registers
+// and fed to the same FMA sequence as the prefill kernel, so every element is summed in the same
+// order (fma over t = 0 ... d-1) and the results are bit-identical to prefill.
+//
+// Register map: acc[r][b] R*KB vectors, one key per lane (keys b*W ...); blk[W] the block being
+// transposed; KB blocks in flight keep KB*R independent FMA chains.
+template <class Arch, std::size_t R, std::size_t KB>
+inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d, const float *q,
+                               std::size_t ldq, const float *k, std::size_t ldk, float *s,
+                               std::size_t lds, float scale) noexcept {
+  using B = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = B::size;
+  const float *qr[R];
+  for (std::size_t r = 0; r < R; ++r) qr[r] = q + (r < rows ? r : rows - 1) * ldq;
+  B acc[R][KB];
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t b = 0; b < KB; ++b) acc[r][b] = B(0.0f);
+  std::size_t t = 0;
+  for (; t + W <= d; t += W) {
+    for (std::size_t b = 0; b < KB; ++b) {
+      B blk[W];
+      for (std::size_t i = 0; i < W; ++i) {
+        const std::size_t j = b * W + i;
+        const std::uintptr_t src =
+            reinterpret_cast<std::uintptr_t>(k) + (j * ldk + t) * sizeof(float);
+        blk[i] = j < cols ? B::load_unaligned(reinterpret_cast<const float *>(src)) : B(0.0f);
+        // The next tile's keys, same dims: see pack_panel.
+        __builtin_prefetch(reinterpret_cast<const void *>(src + KB * W * ldk * sizeof(float)));
+      }
+      Transpose<Arch>::run(blk);
+      for (std::size_t tt = 0; tt < W; ++tt)
+        for (std::size_t r = 0; r < R; ++r)
+          acc[r][b] = xsimd::fma(B(qr[r][t + tt]), blk[tt], acc[r][b]);
+    }
+  }
+  for (; t < d; ++t) {
+    for (std::size_t b = 0; b < KB; ++b) {
+      alignas(64) float col[W];
+      for (std::size_t i = 0; i < W; ++i) {
+        const std::size_t j = b * W + i;
+        col[i] = j < cols ? k[j * ldk + t] : 0.0f;
+      }
+      const B kv = B::load_aligned(col);
+      for (std::size_t r = 0; r < R; ++r) acc[r][b] = xsimd::fma(B(qr[r][t]), kv, acc[r][b]);
+    }
+  }
+  const B sc(scale);
+  for (std::size_t r = 0; r < rows; ++r) {
+    alignas(64) float out[KB * W];
+    for (std::size_t b = 0; b < KB; ++b) (acc[r][b] * sc).store_aligned(out + b * W);
+    for (std::size_t j = 0; j < cols; ++j) s[r * lds + j] = out[j];
+  }
+}
+
+// Decode entry: picks the instance for the number of rows, so no FMA is spent on absent rows.
+template <class Arch, std::size_t KB>
+inline void qk_f32_decode(std::size_t rows, std::size_t cols, std::size_t d, const float *q,
+                          std::size_t ldq, const float *k, std::size_t ldk, float *s,
+                          std::size_t lds, float scale) noexcept {
+  if (rows == 1)
+    qk_f32_decode_tile<Arch, 1, KB>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
+  else if (rows == 2)
+    qk_f32_decode_tile<Arch, 2, KB>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
+  else
+    qk_f32_decode_tile<Arch, 3, KB>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
+}
+
+// Decode from packed panels (the key cache): rows <= R queries against `cols` keys held in
+// consecutive panels of NV * W keys (panel p at panels + p * stride), P panels per pass so that
+// R * P * NV independent FMA chains hide the FMA latency. Same per-element order as every
+// other f32 shape.
+template <class Arch, std::size_t R, std::size_t NV, std::size_t P>
+inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::size_t d,
+                                      const float *q, std::size_t ldq, const float *panels,
+                                      std::size_t stride, float *s, std::size_t lds,
+                                      float scale) noexcept {
+  using B = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = B::size, NR = NV * W;
+  const float *qr[R];
+  for (std::size_t r = 0; r < R; ++r) qr[r] = q + (r < rows ? r : rows - 1) * ldq;
+  for (std::size_t j0 = 0; j0 < cols; j0 += P * NR) {
+    const float *base = panels + (j0 / NR) * stride;
+    const std::size_t np = (cols - j0 + NR - 1) / NR < P ? (cols - j0 + NR - 1) / NR : P;
+    B acc[R][P][NV];
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t p = 0; p < P; ++p)
+        for (std::size_t v = 0; v < NV; ++v) acc[r][p][v] = B(0.0f);
+    for (std::size_t t = 0; t < d; ++t) {
+      for (std::size_t p = 0; p < P; ++p) {
+        // Panels past the last present one re-read the last (not stored): no branch inside.
+        const float *pp = base + (p < np ? p : np - 1) * stride + t * NR;
+        for (std::size_t v = 0; v < NV; ++v) {
+          const B kv = B::load_aligned(pp + v * W);
+          for (std::size_t r = 0; r < R; ++r)
+            acc[r][p][v] = xsimd::fma(B(qr[r][t]), kv, acc[r][p][v]);
+        }
+      }
+    }
+    const B sc(scale);
+    const std::size_t n = cols - j0 < P * NR ? cols - j0 : P * NR;
+    for (std::size_t r = 0; r < rows; ++r) {
+      alignas(64) float out[P * NR];
+      for (std::size_t p = 0; p < P; ++p)
+        for (std::size_t v = 0; v < NV; ++v)
+          (acc[r][p][v] * sc).store_aligned(out + p * NR + v * W);
+      for (std::size_t j = 0; j < n; ++j) s[r * lds + j0 + j] = out[j];
+    }
+  }
+}
+
+template <class Arch, std::size_t NV, std::size_t P>
+inline void qk_f32_panels_decode(std::size_t rows, std::size_t cols, std::size_t d, const float *q,
+                                 std::size_t ldq, const float *panels, std::size_t stride, float *s,
+                                 std::size_t lds, float scale) noexcept {
+  if (rows == 1)
+    qk_f32_panels_decode_tile<Arch, 1, NV, P>(rows, cols, d, q, ldq, panels, stride, s, lds, scale);
+  else if (rows == 2)
+    qk_f32_panels_decode_tile<Arch, 2, NV, P>(rows, cols, d, q, ldq, panels, stride, s, lds, scale);
+  else
+    qk_f32_panels_decode_tile<Arch, 3, NV, P>(rows, cols, d, q, ldq, panels, stride, s, lds, scale);
 }
 
 }  // namespace tile
 }  // namespace attnscore
+
+// Defines a level's f32 kernel from the templates above, and its table row `name_kernel`
+// (declared in kernels.h): the MR x (NV * W) prefill tile `name` with its pack `name_pack`, and
+// the decode tile `name_dec`, up to kDecodeRows rows x (KB * W) keys of raw K, and the decode
+// from packed panels `name_cdec` (the key cache), four panels per pass.
+#define ATTNSCORE_DEFINE_QK_F32(name, level, Arch, MR, NV, KB)                                     \
+  ATTNSCORE_KERNEL_ENTRY void name(std::size_t rows, std::size_t cols, std::size_t d,              \
+                                   const float *q, std::size_t ldq, const float *panel, float *s,  \
+                                   std::size_t lds, float scale, unsigned flags) noexcept {        \
+    tile::qk_f32_panel<Arch, MR, NV>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);          \
+  }                                                                                                \
+  ATTNSCORE_KERNEL_ENTRY void name##_pack(std::size_t cols, std::size_t d, const float *k,         \
+                                          std::size_t ldk, float *panel) noexcept {                \
+    tile::pack_panel<Arch, NV * xsimd::batch<float, Arch>::size>(cols, d, k, ldk, panel);          \
+  }                                                                                                \
+  ATTNSCORE_KERNEL_ENTRY void name##_dec(                                                          \
+      std::size_t rows, std::size_t cols, std::size_t d, const float *q, std::size_t ldq,          \
+      const float *k, std::size_t ldk, float *s, std::size_t lds, float scale) noexcept {          \
+    tile::qk_f32_decode<Arch, KB>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);                   \
+  }                                                                                                \
+  ATTNSCORE_KERNEL_ENTRY void name##_cdec(                                                         \
+      std::size_t rows, std::size_t cols, std::size_t d, const float *q, std::size_t ldq,          \
+      const float *panels, std::size_t stride, float *s, std::size_t lds, float scale) noexcept {  \
+    tile::qk_f32_panels_decode<Arch, NV, 4>(rows, cols, d, q, ldq, panels, stride, s, lds, scale); \
+  }                                                                                                \
+  extern const KernelF32 name##_kernel = {#name,                                                   \
+                                          level,                                                   \
+                                          MR,                                                      \
+                                          NV * xsimd::batch<float, Arch>::size,                    \
+                                          name,                                                    \
+                                          name##_pack,                                             \
+                                          KB * xsimd::batch<float, Arch>::size,                    \
+                                          name##_dec,                                              \
+                                          name##_cdec};
 
 #endif  // ATTNSCORE_TILE_F32_HPP

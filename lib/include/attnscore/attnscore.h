@@ -12,39 +12,47 @@ extern "C" {
 
 /** Result of every attnscore call. ATTNSCORE_OK is 0; every failure has its own code. */
 typedef enum attnscore_status {
-  ATTNSCORE_OK = 0,                   /**< success (also the no-op n_q == 0 or n_k == 0) */
-  ATTNSCORE_ERR_NULL_POINTER = 1,     /**< q, k or s is NULL while n_q, n_k and d are non-zero */
-  ATTNSCORE_ERR_ZERO_DIM = 2,         /**< d == 0 (with n_q and n_k non-zero) */
-  ATTNSCORE_ERR_BAD_LDQ = 3,          /**< ldq < d */
-  ATTNSCORE_ERR_BAD_LDK = 4,          /**< ldk < d */
-  ATTNSCORE_ERR_BAD_LDS = 5,          /**< lds < n_k */
-  ATTNSCORE_ERR_BAD_SCALE = 6,        /**< scale is NaN or infinite */
-  ATTNSCORE_ERR_SIZE_OVERFLOW = 7,    /**< a matrix's extent in bytes does not fit in size_t */
-  ATTNSCORE_ERR_OVERLAP = 8,          /**< the memory of s overlaps that of q or k */
-  ATTNSCORE_ERR_UNKNOWN_LEVEL = 9,    /**< a level this build's CPU family does not have */
-  ATTNSCORE_ERR_SHAPE_MISMATCH = 10,  /**< C++ views whose shapes disagree */
-  ATTNSCORE_ERR_UNKNOWN_DTYPE = 11    /**< a dtype this build does not provide */
+  ATTNSCORE_OK = 0,                  /**< success (also the no-op n_q == 0 or n_k == 0) */
+  ATTNSCORE_ERR_NULL_POINTER = 1,    /**< q, k or s is NULL while n_q, n_k and d are non-zero */
+  ATTNSCORE_ERR_ZERO_DIM = 2,        /**< d == 0 (with n_q and n_k non-zero) */
+  ATTNSCORE_ERR_BAD_LDQ = 3,         /**< ldq < d */
+  ATTNSCORE_ERR_BAD_LDK = 4,         /**< ldk < d */
+  ATTNSCORE_ERR_BAD_LDS = 5,         /**< lds < n_k */
+  ATTNSCORE_ERR_BAD_SCALE = 6,       /**< scale is NaN, infinite or subnormal */
+  ATTNSCORE_ERR_SIZE_OVERFLOW = 7,   /**< a matrix's extent in bytes does not fit in size_t */
+  ATTNSCORE_ERR_OVERLAP = 8,         /**< the memory of s overlaps that of q or k */
+  ATTNSCORE_ERR_UNKNOWN_LEVEL = 9,   /**< a level this build's CPU family does not have */
+  ATTNSCORE_ERR_SHAPE_MISMATCH = 10, /**< C++ views whose shapes disagree */
+  ATTNSCORE_ERR_UNKNOWN_DTYPE = 11,  /**< a dtype this build does not provide */
+  ATTNSCORE_ERR_BUFFER_TOO_SMALL =
+      12,                        /**< key cache memory smaller than attnscore_kcache_f32_bytes */
+  ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
+  ATTNSCORE_ERR_BAD_CACHE = 14,  /**< not a key cache made by attnscore_kcache_f32_init */
+  ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
 /** Input element types. */
 typedef enum attnscore_dtype {
-  ATTNSCORE_DTYPE_F32 = 0 /**< IEEE binary32 */
+  ATTNSCORE_DTYPE_F32 = 0,              /**< IEEE binary32 */
+  ATTNSCORE_DTYPE_MAX_ENUM = 0x7fffffff /**< not a dtype: makes every int value a valid one */
 } attnscore_dtype;
 
 /** Kernel levels: feature bundles, best first within a CPU family; scalar is in every build. */
 typedef enum attnscore_level {
-  ATTNSCORE_LEVEL_SCALAR = 0,       /**< portable C++, always built */
-  ATTNSCORE_LEVEL_SSE2 = 1,         /**< x86-64 baseline */
-  ATTNSCORE_LEVEL_AVX2 = 2,         /**< AVX2 + FMA + F16C, OS saves YMM */
-  ATTNSCORE_LEVEL_AVX512 = 3,       /**< AVX-512 F/BW/DQ/VL, OS saves ZMM */
-  ATTNSCORE_LEVEL_AVX512VNNI = 4,   /**< avx512 + AVX512_VNNI */
-  ATTNSCORE_LEVEL_NEON = 16,        /**< aarch64 ASIMD, armv7 NEON-VFPv4 */
-  ATTNSCORE_LEVEL_NEON_DOTPROD = 17, /**< neon + ASIMDDP (sdot) */
-  ATTNSCORE_LEVEL_NEON_I8MM = 18,   /**< neon_dotprod + I8MM (smmla) */
-  ATTNSCORE_LEVEL_BEST = 255        /**< no cap: the best level the CPU supports */
+  ATTNSCORE_LEVEL_SCALAR = 0,           /**< portable C++, always built */
+  ATTNSCORE_LEVEL_SSE2 = 1,             /**< x86-64 baseline */
+  ATTNSCORE_LEVEL_AVX2 = 2,             /**< AVX2 + FMA + F16C, OS saves YMM */
+  ATTNSCORE_LEVEL_AVX512 = 3,           /**< AVX-512 F/BW/DQ/VL, OS saves ZMM */
+  ATTNSCORE_LEVEL_AVX512VNNI = 4,       /**< avx512 + AVX512_VNNI */
+  ATTNSCORE_LEVEL_NEON = 16,            /**< aarch64 ASIMD, armv7 NEON-VFPv4 */
+  ATTNSCORE_LEVEL_NEON_DOTPROD = 17,    /**< neon + ASIMDDP (sdot) */
+  ATTNSCORE_LEVEL_NEON_I8MM = 18,       /**< neon_dotprod + I8MM (smmla) */
+  ATTNSCORE_LEVEL_BEST = 255,           /**< no cap: the best level the CPU supports */
+  ATTNSCORE_LEVEL_MAX_ENUM = 0x7fffffff /**< not a level: makes every int value a valid one */
 } attnscore_level;
 
-/** CPU feature bits reported by attnscore_cpu_features(). x86 bits need the OS to save the state. */
+/** CPU feature bits reported by attnscore_cpu_features(). x86 bits need the OS to save the state.
+ */
 #define ATTNSCORE_CPU_SSE2 (UINT64_C(1) << 0)
 #define ATTNSCORE_CPU_AVX2 (UINT64_C(1) << 1)
 #define ATTNSCORE_CPU_FMA (UINT64_C(1) << 2)
@@ -71,13 +79,67 @@ typedef enum attnscore_level {
  * @param scale 0.0f selects attnscore_default_scale(d), the float nearest to 1/sqrt(d).
  * @return ATTNSCORE_OK, or an error status; on error nothing is written to s.
  *         n_q == 0 or n_k == 0 is a successful no-op, whatever the other arguments.
- * Accuracy: |s - exact| <= gamma(d+1) * |scale| * sum_t |q_t k_t| + (2d+2) * FLT_MIN * max(1,|scale|),
- * gamma(n) = n u / (1 - n u), u = 2^-24. Bit-identical across runs and for any block of rows and
- * columns of the same call, at a given level. No allocation; the FP environment is left unchanged.
+ * Accuracy: |s - exact| <= gamma(d+1) * |scale| * sum_t |q_t k_t| + (2d+2) * FLT_MIN *
+ * max(1,|scale|), gamma(n) = n u / (1 - n u), u = 2^-24; plus |scale| * sum |q_t k_t| over the t
+ * where q_t or k_t is subnormal, when the FP mode reads subnormals as 0 (the caller's DAZ or FZ;
+ * always on armv7 NEON). Bit-identical across runs and for any
+ * block of rows and columns of the same call, at a given level. No allocation; the FP environment
+ * is left unchanged.
  */
 attnscore_status attnscore_scores_f32(size_t n_q, size_t n_k, size_t d, const float *q, size_t ldq,
                                       const float *k, size_t ldk, float *s, size_t lds,
                                       float scale);
+
+/**
+ * A packed key cache: K kept in the layout the f32 kernels read (panels of NR keys, d-major), so
+ * that a decode step streams it with no transposition and no copy, and a KV cache can grow one
+ * token at a time without repacking. It lives entirely in memory the caller provides.
+ * It is bound to the f32 kernel chosen when it is initialised (its layout depends on it); later
+ * changes of the level cap do not affect it. Scores read from it are bit-identical to
+ * attnscore_scores_f32 on the same keys with that kernel.
+ */
+typedef struct attnscore_kcache_f32 attnscore_kcache_f32;
+
+/** Bytes of memory a cache of `capacity` keys of dimension d needs under the current kernel
+ * choice; 0 if d or capacity is 0 or the size overflows size_t. */
+size_t attnscore_kcache_f32_bytes(size_t capacity, size_t d);
+
+/**
+ * Makes an empty cache for up to `capacity` keys of dimension `d` in `mem` (`bytes` long, any
+ * alignment); `*cache` then points into `mem`. Errors: ATTNSCORE_ERR_NULL_POINTER (mem or cache),
+ * ATTNSCORE_ERR_ZERO_DIM (d or capacity 0), ATTNSCORE_ERR_SIZE_OVERFLOW,
+ * ATTNSCORE_ERR_BUFFER_TOO_SMALL (bytes < attnscore_kcache_f32_bytes(capacity, d)).
+ */
+attnscore_status attnscore_kcache_f32_init(void *mem, size_t bytes, size_t capacity, size_t d,
+                                           attnscore_kcache_f32 **cache);
+
+/**
+ * Appends n keys (rows of k, stride ldk >= d) after those already held; n == 0 is a no-op.
+ * Errors: ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_CACHE, ATTNSCORE_ERR_BAD_LDK,
+ * ATTNSCORE_ERR_CACHE_FULL (nothing appended), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP
+ * (k inside the cache's memory).
+ */
+attnscore_status attnscore_kcache_f32_append(attnscore_kcache_f32 *cache, size_t n, const float *k,
+                                             size_t ldk);
+
+/** Keys held (0 for NULL or a non-cache). */
+size_t attnscore_kcache_f32_size(const attnscore_kcache_f32 *cache);
+
+/** The key dimension d (0 for NULL or a non-cache). */
+size_t attnscore_kcache_f32_dim(const attnscore_kcache_f32 *cache);
+
+/** Forgets every key (the memory stays the caller's and the cache stays initialised). */
+attnscore_status attnscore_kcache_f32_clear(attnscore_kcache_f32 *cache);
+
+/**
+ * Scores against every key in the cache: s[i*lds + j] for i < n_q, j < size, as
+ * attnscore_scores_f32 with k the cached keys, with the same statuses (ATTNSCORE_ERR_BAD_CACHE
+ * for a cache not made by attnscore_kcache_f32_init) and nothing written on error. An empty
+ * cache or n_q == 0 is a no-op.
+ */
+attnscore_status attnscore_scores_f32_kcache(size_t n_q, const float *q, size_t ldq,
+                                             const attnscore_kcache_f32 *cache, float *s,
+                                             size_t lds, float scale);
 
 /** The scale used when 0.0f is passed: the float nearest to 1/sqrt(d); 0.0f for d == 0. */
 float attnscore_default_scale(size_t d);

@@ -50,6 +50,52 @@ inline Status scores(MatrixView<const float> q, MatrixView<const float> k, Matri
                               scale);
 }
 
+/// The packed key cache over caller memory (see attnscore_kcache_f32_init): K kept in the
+/// kernels' layout, appended a token at a time. Allocation-free; not copyable (it points into
+/// the memory it was given).
+class KeyCache {
+ public:
+  /// Bytes of memory for `capacity` keys of dimension d (0 on overflow or a zero argument).
+  static std::size_t bytes(std::size_t capacity, std::size_t d) noexcept {
+    return attnscore_kcache_f32_bytes(capacity, d);
+  }
+  /// Initialises the cache in `mem`; check status() before use.
+  KeyCache(void *mem, std::size_t mem_bytes, std::size_t capacity, std::size_t d) noexcept
+      : status_(attnscore_kcache_f32_init(mem, mem_bytes, capacity, d, &cache_)) {}
+  KeyCache(const KeyCache &) = delete;
+  KeyCache &operator=(const KeyCache &) = delete;
+
+  /// ATTNSCORE_OK if the cache was initialised, else why not.
+  Status status() const noexcept { return status_; }
+  /// Appends the rows of `k` (k.cols must be the cache's d: ATTNSCORE_ERR_SHAPE_MISMATCH).
+  Status append(MatrixView<const float> k) noexcept {
+    if (status_ != ATTNSCORE_OK) return status_;
+    if (k.rows != 0 && k.cols != d()) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+    return attnscore_kcache_f32_append(cache_, k.rows, k.data, k.ld);
+  }
+  /// Keys held.
+  std::size_t size() const noexcept { return attnscore_kcache_f32_size(cache_); }
+  /// The key dimension (0 if not initialised).
+  std::size_t d() const noexcept { return attnscore_kcache_f32_dim(cache_); }
+  /// Forgets every key.
+  Status clear() noexcept { return attnscore_kcache_f32_clear(cache_); }
+  /// The C handle.
+  const attnscore_kcache_f32 *handle() const noexcept { return cache_; }
+
+ private:
+  attnscore_kcache_f32 *cache_ = nullptr;
+  Status status_;
+};
+
+/// s = scale * q * K^T against every key in the cache (s: q.rows x cache.size()).
+inline Status scores(MatrixView<const float> q, const KeyCache &cache, MatrixView<float> s,
+                     float scale = 0.0f) noexcept {
+  if (cache.status() != ATTNSCORE_OK) return cache.status();
+  if (q.cols != cache.d() || s.rows != q.rows || s.cols != cache.size())
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_f32_kcache(q.rows, q.data, q.ld, cache.handle(), s.data, s.ld, scale);
+}
+
 /// The float nearest to 1/sqrt(d), the scale used when 0 is passed.
 inline float default_scale(std::size_t d) noexcept { return attnscore_default_scale(d); }
 /// A static message for a status.

@@ -1,0 +1,1099 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fuzz target over the whole public API: the input picks the call, sizes, strides, pointers
+// (null, misaligned, overlapping), scale bits, level cap and raw element bits. Each call's status
+// is predicted independently from the documented rules; errors must leave memory untouched, and
+// results must meet the numerical contract at every level. Buffers have exactly the bytes a call
+// may touch, and under ASan everything else (row gaps, leading pads) is poisoned.
+//
+// A new dtype adds a traits struct like F32 and its rows in kCalls; a new call adds a row.
+#include <algorithm>
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "attnscore/attnscore.hpp"
+#include "support.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define FUZZ_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FUZZ_ASAN 1
+#endif
+#endif
+#ifndef FUZZ_ASAN
+#define FUZZ_ASAN 0
+#endif
+#if FUZZ_ASAN
+#include <sanitizer/asan_interface.h>
+// In every ASan runtime (GCC's and clang's), though GCC ships no header declaring it.
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *,
+                                                                             std::size_t),
+                                                         void (*free_hook)(const volatile void *));
+#endif
+
+// The checker's own loops need no coverage feedback (with it they would dominate the run time).
+#if defined(__clang__) && __clang_major__ >= 13
+#define FUZZ_UNGUIDED __attribute__((no_sanitize("coverage")))
+#else
+#define FUZZ_UNGUIDED
+#endif
+
+extern "C" {  // tests/fuzz_c_calls.c
+const char *fuzz_c_kernel_name(int dtype);
+int fuzz_c_kernel_level(int dtype);
+const char *fuzz_c_level_name(int level);
+int fuzz_c_level_supported(int level);
+int fuzz_c_set_max_level(int level);
+const char *fuzz_c_status_string(int status);
+}
+
+namespace {
+
+using testing::from_bits;
+using testing::kGuardBits;
+using testing::to_bits;
+
+// ---------------------------------------------------------------------------------------------
+// Input decoding: fields read 0 once the input is exhausted; element values continue from a
+// stream seeded by the whole input, so a short input still fills a large matrix.
+
+class Input {
+ public:
+  Input(const std::uint8_t *data, std::size_t size) : p_(data), n_(size) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (std::size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
+    state_ = h;
+  }
+  std::uint8_t u8() { return i_ < n_ ? p_[i_++] : 0; }
+  // Little-endian; the reads are sequenced, so every compiler decodes an input alike.
+  std::uint16_t u16() {
+    const unsigned lo = u8();
+    return static_cast<std::uint16_t>(lo | static_cast<unsigned>(u8()) << 8);
+  }
+  std::uint32_t u32() {
+    const std::uint32_t lo = u16();
+    return lo | static_cast<std::uint32_t>(u16()) << 16;
+  }
+  std::uint64_t u64() {
+    const std::uint64_t lo = u32();
+    return lo | static_cast<std::uint64_t>(u32()) << 32;
+  }
+  std::uint8_t v8() { return i_ < n_ ? p_[i_++] : static_cast<std::uint8_t>(next() >> 56); }
+  std::uint32_t v32() {
+    std::uint32_t v = 0;
+    for (int b = 0; b < 4; ++b) v |= static_cast<std::uint32_t>(v8()) << (8 * b);
+    return v;
+  }
+
+ private:
+  std::uint64_t next() {  // splitmix64
+    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  const std::uint8_t *p_;
+  std::size_t n_, i_ = 0;
+  std::uint64_t state_;
+};
+
+// Sizes at size_t's edges, where element counts, byte counts or row offsets overflow (on 32-bit
+// size_t as on 64-bit), and just past what the fuzzer allocates.
+std::size_t huge(Input &in, unsigned which) {
+  constexpr std::size_t kMax = SIZE_MAX;
+  constexpr unsigned kBits = std::numeric_limits<std::size_t>::digits;
+  switch (which % 16) {
+    case 0:
+      return kMax;
+    case 1:
+      return kMax - 1;
+    case 2:
+      return kMax / 2;
+    case 3:
+      return kMax / 2 + 1;
+    case 4:
+      return kMax / 4;  // the most floats whose byte count fits
+    case 5:
+      return kMax / 4 + 1;  // the fewest whose byte count does not
+    case 6:
+      return kMax / 8;
+    case 7:
+      return kMax / 16 + 1;
+    case 8:
+      return std::size_t{1} << (kBits / 2);  // squared, it overflows
+    case 9:
+      return (std::size_t{1} << (kBits / 2)) - 1;
+    case 10:
+      return std::size_t{1} << (kBits - 8);
+    case 11:
+      return std::size_t{1} << 31;
+    case 12:
+      return (std::size_t{1} << 20) + 1;
+    case 13:
+      return static_cast<std::size_t>(in.u32());
+    default:
+      return static_cast<std::size_t>(in.u64());
+  }
+}
+
+// n_q and n_k: 0 ... 19 (past 2 * MR + 1 of every tile), n_k also up to 69 (past 2 * NR + 1),
+// rarely huge.
+std::size_t decode_rows(Input &in, std::size_t small_max) {
+  const std::uint8_t c = in.u8();
+  if (c >= 0xf0) return huge(in, c);
+  return c < 0x80 ? c % 20 : c % (small_max + 1);
+}
+
+// d: mostly 0 ... 39 (every tail), then up to 599 and 2199 (chunks of d), rarely huge.
+std::size_t decode_d(Input &in) {
+  const std::uint8_t c = in.u8();
+  if (c < 0xd8) return c % 40;
+  if (c < 0xe8) return 40 + in.u16() % 560;
+  if (c < 0xf0) return 600 + in.u16() % 1600;
+  return huge(in, c);
+}
+
+// A row stride relative to the row length: tight, padded, short, zero, huge, or (kWrap) chosen
+// once the address is known so that the extent ends just around the top of the address space.
+struct Stride {
+  std::size_t value;
+  bool wrap;
+  unsigned wrap_delta;
+};
+
+Stride decode_stride(Input &in, std::size_t cols) {
+  const std::uint8_t m = in.u8();
+  switch (m % 16) {
+    case 4:
+      return {cols + 1, false, 0};
+    case 5:
+      return {cols + 3, false, 0};
+    case 6:
+      return {cols + 7, false, 0};
+    case 7:
+      return {cols + 17, false, 0};
+    case 8:
+      return {cols - 1, false, 0};  // SIZE_MAX for cols == 0: any value is an input
+    case 9:
+      return {cols - 1 - in.u8(), false, 0};
+    case 10:
+      return {0, false, 0};
+    case 11:
+      return {huge(in, in.u8()), false, 0};
+    case 12:
+      return {cols + in.u8(), false, 0};
+    case 13:
+      return {cols, true, in.u8() % 4u};
+    case 14:
+      return {cols + in.u16(), false, 0};
+    default:
+      return {cols, false, 0};
+  }
+}
+
+// Scale bits: 0 (the default), -0, NaN, +-Inf, subnormals, the largest float, or any bits.
+std::uint32_t decode_scale(Input &in) {
+  const std::uint8_t m = in.u8();
+  switch (m % 16) {
+    case 5:
+      return 0x80000000u;
+    case 6:
+      return 0x7fc00000u;
+    case 7:
+      return 0x7f800000u;
+    case 8:
+      return 0xff800000u;
+    case 9:
+      return 0x00000001u;
+    case 10:
+      return 0x00400000u;
+    case 11:
+      return 0x7f7fffffu;
+    case 12:
+      return 0xbf800000u;
+    case 13:
+      return 0x3f800000u;
+    case 14:
+    case 15:
+      return in.u32();
+    default:
+      return 0;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Levels: this build's CPU family, from the target (the same rule the build uses), and every
+// documented level name. Written out here so that the expectations do not come from the library.
+
+#if defined(__x86_64__) || defined(_M_X64)
+constexpr int kFamily[] = {0, 1, 2, 3, 4};
+constexpr int kForeign[] = {16, 17, 18};
+#elif defined(__aarch64__) || defined(__arm__)
+constexpr int kFamily[] = {0, 16, 17, 18};
+constexpr int kForeign[] = {1, 2, 3, 4};
+#else
+constexpr int kFamily[] = {0};
+constexpr int kForeign[] = {1, 16};
+#endif
+constexpr int kBest = 255;
+
+struct LevelName {
+  const char *name;
+  int level;
+};
+constexpr LevelName kLevelNames[] = {{"scalar", 0},        {"sse2", 1},       {"avx2", 2},
+                                     {"avx512", 3},        {"avx512vnni", 4}, {"neon", 16},
+                                     {"neon_dotprod", 17}, {"neon_i8mm", 18}, {"best", 255}};
+
+bool in_family(int level) {
+  for (int l : kFamily)
+    if (l == level) return true;
+  return false;
+}
+
+attnscore_level as_level(int v) { return static_cast<attnscore_level>(v); }  // v in 0 ... 255
+
+// ---------------------------------------------------------------------------------------------
+// Failure reports: the decoded call, then abort() so libFuzzer saves the input.
+
+std::string g_call;  // description of the call being checked
+
+[[noreturn]] __attribute__((format(printf, 1, 2))) void fail(const char *fmt, ...) {
+  std::fprintf(stderr, "\n== attnscore fuzz check failed: ");
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "\n== call: %s\n", g_call.c_str());
+  std::abort();
+}
+
+// Every library call goes through here: no heap allocation inside it, FP controls unchanged.
+thread_local bool g_in_call = false;
+thread_local unsigned long g_allocs = 0;
+
+#if FUZZ_ASAN
+void on_malloc(const volatile void *, std::size_t) {
+  if (g_in_call) ++g_allocs;
+}
+void on_free(const volatile void *) {}
+#endif
+
+template <class F>
+auto api(const char *what, F f) {
+  const std::uint64_t fp = testing::fp_control();
+  g_allocs = 0;
+  g_in_call = true;
+  auto r = f();
+  g_in_call = false;
+  const std::uint64_t fp_after = testing::fp_control();
+  if (g_allocs != 0) fail("%s allocated %lu times", what, g_allocs);
+  if ((fp ^ fp_after) & testing::fp_control_mask())
+    fail("%s changed the FP controls: %#llx -> %#llx", what, static_cast<unsigned long long>(fp),
+         static_cast<unsigned long long>(fp_after));
+  return r;
+}
+
+void set_cap(int level) {
+  const attnscore_status st =
+      api("attnscore_set_max_level", [&] { return attnscore_set_max_level(as_level(level)); });
+  if (st != ATTNSCORE_OK) fail("attnscore_set_max_level(%d) returned %d", level, st);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory: up to three arenas, each exactly as long as the matrices placed in it. A matrix too
+// large to allocate gets a 1-element placeholder; such calls must fail before touching memory.
+
+constexpr std::size_t kMaxElems = std::size_t{1} << 16;
+
+struct Mat {
+  const char *name;
+  std::size_t elem;        // bytes per element
+  std::size_t rows, cols;  // as described to the library (a C++ view's own shape)
+  Stride ld;
+  bool null;
+  bool fits;             // span computed without overflow and allocated in full
+  std::size_t span;      // elements a call may touch: (rows - 1) * ld + cols (0 if empty)
+  int arena;             // 0 ... 2
+  long long pos;         // byte offset in its arena
+  unsigned char *ptr;    // as passed (nullptr when null)
+  unsigned char *place;  // where it lives, even when null is passed
+};
+
+struct Arena {
+  unsigned char *base = nullptr;
+  std::size_t bytes = 0;
+  std::vector<unsigned char> before;
+};
+
+bool checked_mul(std::size_t a, std::size_t b, std::size_t *r) {
+  if (a != 0 && b > SIZE_MAX / a) return false;
+  *r = a * b;
+  return true;
+}
+bool checked_add(std::size_t a, std::size_t b, std::size_t *r) {
+  if (b > SIZE_MAX - a) return false;
+  *r = a + b;
+  return true;
+}
+
+// Elements from the first to the last of a matrix; false if that does not fit in size_t.
+bool span_elems(std::size_t rows, std::size_t cols, std::size_t ld, std::size_t *n) {
+  if (rows == 0 || cols == 0) {
+    *n = 0;
+    return true;
+  }
+  std::size_t r;
+  return checked_mul(rows - 1, ld, &r) && checked_add(r, cols, n);
+}
+
+// Bytes a matrix takes in its arena (one element for a placeholder).
+long long length(const Mat &m) { return static_cast<long long>((m.fits ? m.span : 1) * m.elem); }
+
+class Memory {
+ public:
+  Memory() = default;
+  Memory(const Memory &) = delete;
+  Memory &operator=(const Memory &) = delete;
+  ~Memory() {
+    disarm();
+    for (Arena &a : arenas) std::free(a.base);
+  }
+
+  Arena arenas[3];
+
+  // Allocates the arenas for the placed matrices (64-byte aligned bases) and fills them with
+  // the guard bits, a signalling NaN that no arithmetic produces.
+  FUZZ_UNGUIDED void allocate(Mat *const *mats, int n) {
+    for (int a = 0; a < 3; ++a) {
+      long long end = 0;
+      bool used = false;
+      for (int m = 0; m < n; ++m) {
+        if (mats[m]->arena != a) continue;
+        used = true;
+        end = std::max(end, mats[m]->pos + length(*mats[m]));
+      }
+      if (!used) continue;
+      Arena &ar = arenas[a];
+      ar.bytes = static_cast<std::size_t>(end);
+      void *p = nullptr;
+      if (posix_memalign(&p, 64, ar.bytes) != 0) std::abort();
+      ar.base = static_cast<unsigned char *>(p);
+      for (std::size_t b = 0; b + 4 <= ar.bytes; b += 4) std::memcpy(ar.base + b, &kGuardBits, 4);
+    }
+    for (int m = 0; m < n; ++m) {
+      Mat &x = *mats[m];
+      x.place = arenas[x.arena].base + x.pos;
+      x.ptr = x.null ? nullptr : x.place;
+    }
+  }
+
+  FUZZ_UNGUIDED void snapshot() {
+    for (Arena &a : arenas) a.before.assign(a.base, a.base + a.bytes);
+  }
+
+  // Poisons every arena byte outside the described matrices: ASan then reports any access to a
+  // row gap or a leading pad, not only past the arena. (ASan's 8-byte granules make this
+  // approximate at row starts; the arena ends are exact.)
+  FUZZ_UNGUIDED void arm(Mat *const *mats, int n) {
+#if FUZZ_ASAN
+    for (Arena &a : arenas)
+      if (a.base != nullptr) __asan_poison_memory_region(a.base, a.bytes);
+    for (int m = 0; m < n; ++m) {
+      const Mat &x = *mats[m];
+      if (!x.fits || x.span == 0) continue;
+      for (std::size_t r = 0; r < x.rows; ++r)
+        __asan_unpoison_memory_region(x.place + r * x.ld.value * x.elem, x.cols * x.elem);
+    }
+#else
+    (void)mats, (void)n;
+#endif
+  }
+  void disarm() {
+#if FUZZ_ASAN
+    for (Arena &a : arenas)
+      if (a.base != nullptr) __asan_unpoison_memory_region(a.base, a.bytes);
+#endif
+  }
+
+  FUZZ_UNGUIDED void restore() {
+    for (Arena &a : arenas)
+      if (a.base != nullptr) std::memcpy(a.base, a.before.data(), a.bytes);
+  }
+
+  // Every arena byte equals its snapshot, except the elements of `out` (when given: a
+  // successful call's S, whose rows are disjoint and ascending since lds >= n_k).
+  FUZZ_UNGUIDED void expect_untouched(const Mat *out, const char *when) const {
+    for (int a = 0; a < 3; ++a) {
+      const Arena &ar = arenas[a];
+      if (ar.base == nullptr) continue;
+      std::size_t from = 0;
+      if (out != nullptr && out->arena == a && out->fits && out->span != 0) {
+        const std::size_t start = static_cast<std::size_t>(out->place - ar.base);
+        for (std::size_t r = 0; r < out->rows; ++r) {
+          const std::size_t row = start + r * out->ld.value * out->elem;
+          expect_same(a, from, row, when);
+          from = row + out->cols * out->elem;
+        }
+      }
+      expect_same(a, from, ar.bytes, when);
+    }
+  }
+
+ private:
+  FUZZ_UNGUIDED void expect_same(int a, std::size_t from, std::size_t to, const char *when) const {
+    const Arena &ar = arenas[a];
+    if (to <= from || std::memcmp(ar.base + from, ar.before.data() + from, to - from) == 0) return;
+    for (std::size_t b = from; b < to; ++b)
+      if (ar.base[b] != ar.before[b])
+        fail("%s: arena %d byte %zu changed (%#x -> %#x)", when, a, b, ar.before[b], ar.base[b]);
+  }
+};
+
+// Where a matrix of n bytes goes relative to a partner of m bytes at p in the same arena (in
+// bytes; `unit` is the moving matrix's element size).
+long long snap(unsigned mode, long long p, long long m, long long n, long long unit,
+               std::uint16_t r) {
+  switch (mode % 8) {
+    case 0:
+      return p + m;  // just after it: touching
+    case 1:
+      return p - n;  // just before it: touching
+    case 2:
+      return p + m - unit;  // on its last element
+    case 3:
+      return p - n + unit;  // last element on its first
+    case 4:
+      return p;  // the same start
+    case 5:
+      return p + static_cast<long long>(r % (m / unit + 1)) * unit;  // inside it
+    case 6:
+      return p + static_cast<std::int16_t>(r) * unit;  // anywhere near
+    default:
+      return p + m + static_cast<long long>(r % 8) * unit;  // after a gap
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status prediction from the documented rules (attnscore.h, README "Bad input and guarantees"):
+// n_q or n_k zero -> OK (no-op); d zero; a NULL pointer; ldq < d; ldk < d; lds < n_k; scale not
+// finite or subnormal; a matrix whose extent in bytes, or whose end address, does not fit; S's
+// extent meeting Q's or K's. The C++ wrapper first checks that the shapes agree.
+
+struct Extent {
+  bool ok;
+  std::uintptr_t lo, hi;  // [lo, hi)
+};
+
+Extent extent(const void *p, std::size_t rows, std::size_t cols, std::size_t ld, std::size_t elem) {
+  std::size_t n, bytes;
+  if (!span_elems(rows, cols, ld, &n) || !checked_mul(n, elem, &bytes)) return {false, 0, 0};
+  const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(p);
+  if (bytes > UINTPTR_MAX - lo) return {false, 0, 0};  // the end address must exist
+  return {true, lo, lo + bytes};
+}
+
+bool meets(const Extent &a, const Extent &b) { return a.lo < b.hi && b.lo < a.hi; }
+
+struct Args {  // one scores call as the C API sees it
+  std::size_t n_q, n_k, d, ldq, ldk, lds;
+  const void *q, *k;
+  void *s;
+  float scale;
+  std::size_t elem_in;  // bytes per Q and K element
+};
+
+attnscore_status predict_scores(const Args &a) {
+  if (a.n_q == 0 || a.n_k == 0) return ATTNSCORE_OK;
+  if (a.d == 0) return ATTNSCORE_ERR_ZERO_DIM;
+  if (a.q == nullptr || a.k == nullptr || a.s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (a.ldq < a.d) return ATTNSCORE_ERR_BAD_LDQ;
+  if (a.ldk < a.d) return ATTNSCORE_ERR_BAD_LDK;
+  if (a.lds < a.n_k) return ATTNSCORE_ERR_BAD_LDS;
+  // NaN, +-Inf or subnormal (by its bits: a caller's DAZ must not turn a subnormal into 0).
+  const std::uint32_t scale_exp = to_bits(a.scale) & 0x7f800000u;
+  if (scale_exp == 0x7f800000u || (scale_exp == 0 && (to_bits(a.scale) & 0x7fffffu) != 0))
+    return ATTNSCORE_ERR_BAD_SCALE;
+  const Extent q = extent(a.q, a.n_q, a.d, a.ldq, a.elem_in);
+  const Extent k = extent(a.k, a.n_k, a.d, a.ldk, a.elem_in);
+  const Extent s = extent(a.s, a.n_q, a.n_k, a.lds, sizeof(float));
+  if (!q.ok || !k.ok || !s.ok) return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  if (meets(s, q) || meets(s, k)) return ATTNSCORE_ERR_OVERLAP;
+  return ATTNSCORE_OK;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The f32 element model: value generators, the per-element expectation and its check.
+
+const std::uint32_t kSpecials[] = {0x00000000u,
+                                   0x80000000u,
+                                   0x3f800000u,
+                                   0xbf800000u,
+                                   0x40000000u,
+                                   0x3f000000u,
+                                   0x40400000u,
+                                   0xc0e00000u,
+                                   0x7fc00000u,
+                                   0xffc00000u,
+                                   0x7f800001u,
+                                   0x7fc12345u,
+                                   0x7f800000u,
+                                   0xff800000u,
+                                   0x7f7fffffu,
+                                   0xff7fffffu,
+                                   0x00800000u,
+                                   0x80800000u,
+                                   0x00000001u,
+                                   0x80000001u,
+                                   0x007fffffu,
+                                   0x000ae398u,
+                                   0x1a000000u /* 2^-75: its square underflows */,
+                                   0x5f800000u /* 2^64: its square overflows */,
+                                   0x5fd02000u,
+                                   0x3dcccccdu,
+                                   0xbe99999au,
+                                   0x477fe000u,
+                                   0x4b800000u,
+                                   0x4b7fffffu,
+                                   0x3eaaaaabu,
+                                   0x81c00000u};
+
+struct F32 {
+  using T = float;
+  static constexpr const char *kName = "f32";
+
+  static float value(Input &in, unsigned mode, int exp) {
+    switch (mode % 6) {
+      case 0:  // small integers: exact sums in any order
+        return static_cast<float>(static_cast<int>(in.v8() % 17) - 8);
+      case 1:  // small integers scaled towards overflow or underflow: still exact, or not
+        return std::ldexp(static_cast<float>(static_cast<int>(in.v8() % 17) - 8), exp);
+      case 2:
+        return from_bits(kSpecials[in.v8() % (sizeof kSpecials / sizeof kSpecials[0])]);
+      case 3:  // any bit pattern
+        return from_bits(in.v32());
+      case 4: {  // full mantissas around 1: rounding in every addition
+        const std::uint32_t v = in.v32();
+        const float m = from_bits(0x3f800000u | (v & 0x7fffffu)) - 1.5f;
+        return std::ldexp(m, static_cast<int>((v >> 24) % 9) - 4);
+      }
+      default:
+        return value(in, in.v8() % 5, exp);
+    }
+  }
+
+  static attnscore_status call_c(const Args &a) {
+    return attnscore_scores_f32(a.n_q, a.n_k, a.d, static_cast<const float *>(a.q), a.ldq,
+                                static_cast<const float *>(a.k), a.ldk, static_cast<float *>(a.s),
+                                a.lds, a.scale);
+  }
+  static attnscore_status call_cpp(const attnscore::MatrixView<const float> &q,
+                                   const attnscore::MatrixView<const float> &k,
+                                   const attnscore::MatrixView<float> &s, float scale) {
+    if (to_bits(scale) == 0) return attnscore::scores(q, k, s);  // the default argument
+    return attnscore::scores(q, k, s, scale);
+  }
+  // The contract's bound (README "Numerical contract").
+  static double bound(std::size_t d, double gauge, float scale) {
+    return testing::contract_bound(d, gauge, scale);
+  }
+};
+
+double gamma_n(std::size_t n) {
+  const double nu = static_cast<double>(n) * std::ldexp(1.0, -24);
+  return nu / (1.0 - nu);
+}
+
+// Exponent of the lowest set bit of a finite non-zero float.
+FUZZ_UNGUIDED int low_exp(float x) {
+  const std::uint32_t b = to_bits(x);
+  const std::uint32_t e = (b >> 23) & 0xffu;
+  const std::uint32_t m = (b & 0x7fffffu) | (e != 0 ? 0x800000u : 0u);
+  return (e == 0 ? -149 : static_cast<int>(e) - 150) + __builtin_ctz(m);
+}
+
+// What one element of S must be. Sound rules only (any summation order, FMA or not):
+// - kNaN: a NaN in the row or column, Inf * 0, or infinite products of both signs;
+// - kInf: infinite products of one sign and finite products whose sum cannot overflow: that
+//   infinity (times the scale's sign); kInfOrNaN: the same but the finite part may overflow to
+//   the other infinity, so NaN is allowed too (never the other infinity or a finite value);
+// - kFinite: within the contract's bound of the double reference (plus the reference's own
+//   rounding); exact when every partial sum is a normal float or 0 (all products multiples of
+//   2^g, g >= -126, sum |p| <= min(2^(g+24), FLT_MAX), no subnormal input or scale, a normal or
+//   zero result: so flushing subnormals changes nothing): then fl(sum * scale) bit for bit,
+//   zeros of either sign alike. If the sum could overflow (gauge near FLT_MAX), a non-finite
+//   result is allowed too.
+struct Expect {
+  enum Kind { kFinite, kNaN, kInf, kInfOrNaN } kind;
+  bool exact, may_overflow;
+  float want;     // exact result, or the infinity
+  double r, tol;  // reference and tolerance
+};
+
+template <class D>
+FUZZ_UNGUIDED std::vector<Expect> expectations(const Args &a) {
+  using T = typename D::T;
+  const T *q = static_cast<const T *>(a.q);
+  const T *k = static_cast<const T *>(a.k);
+  const double sc = a.scale;
+  const double g1 = gamma_n(a.d + 1);
+  const double slack = static_cast<double>(a.d + 2) * std::ldexp(1.0, -52);
+  std::vector<Expect> out(a.n_q * a.n_k);
+  std::vector<int> qe(a.n_q * a.d), ke(a.n_k * a.d);
+  for (std::size_t i = 0; i < a.n_q; ++i)
+    for (std::size_t t = 0; t < a.d; ++t) {
+      const float v = q[i * a.ldq + t];
+      qe[i * a.d + t] = v != 0 && std::isfinite(v) ? low_exp(v) : 0;
+    }
+  for (std::size_t j = 0; j < a.n_k; ++j)
+    for (std::size_t t = 0; t < a.d; ++t) {
+      const float v = k[j * a.ldk + t];
+      ke[j * a.d + t] = v != 0 && std::isfinite(v) ? low_exp(v) : 0;
+    }
+  for (std::size_t i = 0; i < a.n_q; ++i) {
+    const T *qi = q + i * a.ldq;
+    for (std::size_t j = 0; j < a.n_k; ++j) {
+      const T *kj = k + j * a.ldk;
+      bool nan = false, pos_inf = false, neg_inf = false, tiny = false;
+      double sum = 0, gauge = 0, flushed = 0;  // flushed: sum |p| over subnormal inputs
+      int g = INT_MAX;
+      for (std::size_t t = 0; t < a.d && !nan; ++t) {
+        const float x = qi[t], y = kj[t];
+        if (std::isnan(x) || std::isnan(y)) {
+          nan = true;
+        } else if (std::isinf(x) || std::isinf(y)) {
+          if (x == 0 || y == 0) nan = true;
+          (std::signbit(x) != std::signbit(y) ? neg_inf : pos_inf) = true;
+        } else {
+          const double p = static_cast<double>(x) * static_cast<double>(y);  // exact
+          const bool sub = (x != 0 && std::fabs(x) < FLT_MIN) || (y != 0 && std::fabs(y) < FLT_MIN);
+          tiny |= sub;
+          if (sub) flushed += std::fabs(p);
+          sum += p;
+          gauge += std::fabs(p);
+          if (p != 0) g = std::min(g, qe[i * a.d + t] + ke[j * a.d + t]);
+        }
+      }
+      Expect &e = out[i * a.n_k + j];
+      e = {Expect::kFinite, false, false, 0.0f, 0.0, 0.0};
+      const bool finite_part_safe = gauge * (1 + 2 * g1) < FLT_MAX;
+      if (nan || (pos_inf && neg_inf)) {
+        e.kind = Expect::kNaN;
+      } else if (pos_inf || neg_inf) {
+        e.kind = finite_part_safe ? Expect::kInf : Expect::kInfOrNaN;
+        e.want = (pos_inf != std::signbit(a.scale)) ? INFINITY : -INFINITY;
+      } else {
+        const double p = gauge * std::fabs(sc);
+        e.r = sum * sc;
+        // A subnormal input may be read as 0 (the caller's DAZ, armv7 NEON): the contract's
+        // third term.
+        e.tol = D::bound(a.d, p, a.scale) + flushed * std::fabs(sc) + slack * p;
+        e.may_overflow = !finite_part_safe || p * (1 + 2 * g1) >= FLT_MAX;
+        e.exact =
+            !tiny && std::fabs(a.scale) >= FLT_MIN &&
+            (g == INT_MAX || (g >= -126 && gauge <= std::ldexp(1.0, g + 24) && gauge <= FLT_MAX));
+        if (e.exact) e.want = static_cast<float>(sum * sc);  // sum and sum * sc exact in double
+        if (e.want != 0 && std::fabs(e.want) < FLT_MIN) e.exact = false;
+      }
+    }
+  }
+  return out;
+}
+
+// Checks S (n_q x n_k at stride lds) against the expectations; `same` (if given) holds results
+// that must be identical (the same kernel): bit for bit, except that a NaN need only be a NaN.
+FUZZ_UNGUIDED void check_results(const Args &a, const std::vector<Expect> &ex, const float *s,
+                                 const std::vector<float> *same, const char *when) {
+  for (std::size_t i = 0; i < a.n_q; ++i) {
+    for (std::size_t j = 0; j < a.n_k; ++j) {
+      const float got = s[i * a.lds + j];
+      const Expect &e = ex[i * a.n_k + j];
+      bool ok;
+      switch (e.kind) {
+        case Expect::kNaN:
+          ok = std::isnan(got);
+          break;
+        case Expect::kInf:
+          ok = got == e.want;
+          break;
+        case Expect::kInfOrNaN:
+          ok = std::isnan(got) || got == e.want;
+          break;
+        default:
+          if (e.exact)
+            ok = got == e.want;  // +0 == -0
+          else if (std::isfinite(got))
+            ok = std::fabs(static_cast<double>(got) - e.r) <= e.tol;
+          else
+            ok = e.may_overflow;
+      }
+      if (to_bits(got) == kGuardBits) fail("%s: S[%zu][%zu] not written", when, i, j);
+      if (!ok)
+        fail(
+            "%s: S[%zu][%zu] = %.9g (bits %#x); expected kind %d exact %d want %.9g, reference "
+            "%.17g, tolerance %.3g",
+            when, i, j, static_cast<double>(got), to_bits(got), static_cast<int>(e.kind), e.exact,
+            static_cast<double>(e.want), e.r, e.tol);
+      if (same != nullptr) {
+        const float first = (*same)[i * a.n_k + j];
+        if (to_bits(first) != to_bits(got) && !(std::isnan(first) && std::isnan(got)))
+          fail("%s: S[%zu][%zu] = %#x, but %#x from the same kernel before", when, i, j,
+               to_bits(got), to_bits(first));
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scores calls.
+
+enum class Entry { kC, kCpp };
+
+std::string describe(const char *dtype, Entry entry, const Mat &q, const Mat &k, const Mat &s,
+                     std::uint32_t scale_bits, int cap) {
+  char buf[1024];
+  auto where = [](const Mat &m) {
+    char w[96];
+    std::snprintf(w, sizeof w, "%sarena %d + %lld bytes%s%s", m.null ? "NULL, " : "", m.arena,
+                  m.pos, m.fits ? "" : ", placeholder", m.ld.wrap ? ", wrap ld" : "");
+    return std::string(w);
+  };
+  std::snprintf(buf, sizeof buf,
+                "scores_%s via %s, cap %d, scale bits %#x\n  Q %zu x %zu ld %zu (%s)\n  K %zu x "
+                "%zu ld %zu (%s)\n  S %zu x %zu ld %zu (%s)",
+                dtype, entry == Entry::kC ? "C" : "C++ views", cap, scale_bits, q.rows, q.cols,
+                q.ld.value, where(q).c_str(), k.rows, k.cols, k.ld.value, where(k).c_str(), s.rows,
+                s.cols, s.ld.value, where(s).c_str());
+  return buf;
+}
+
+template <class D>
+FUZZ_UNGUIDED void fill_values(Input &in, const Mat &m, unsigned mode, int exp) {
+  if (!m.fits || m.span == 0) return;  // (rows may be huge when cols is 0)
+  typename D::T *base = reinterpret_cast<typename D::T *>(m.place);
+  for (std::size_t i = 0; i < m.rows; ++i)
+    for (std::size_t t = 0; t < m.cols; ++t) base[i * m.ld.value + t] = D::value(in, mode, exp);
+}
+
+template <class D>
+attnscore_status call(Entry entry, const Args &a, const Mat &q, const Mat &k, const Mat &s) {
+  if (entry == Entry::kC) return api("attnscore_scores_f32", [&] { return D::call_c(a); });
+  using CT = const typename D::T;
+  const attnscore::MatrixView<CT> qv(static_cast<CT *>(a.q), q.rows, q.cols, q.ld.value);
+  const attnscore::MatrixView<CT> kv(static_cast<CT *>(a.k), k.rows, k.cols, k.ld.value);
+  const attnscore::MatrixView<float> sv(static_cast<float *>(a.s), s.rows, s.cols, s.ld.value);
+  return api("attnscore::scores", [&] { return D::call_cpp(qv, kv, sv, a.scale); });
+}
+
+template <class D>
+int fuzz_scores(Input &in, Entry entry, int cap) {
+  using T = typename D::T;
+  // Shape, then (C++ only) a view whose shape disagrees.
+  std::size_t n_q = decode_rows(in, 19), n_k = decode_rows(in, 69);
+  const std::size_t d = decode_d(in);
+  // Keep each execution short: at most kWork multiply-adds per level (small sizes only), more
+  // when d spans several chunks of the kernels (full tiles then still fit).
+  const std::size_t work = d > 256 ? std::size_t{1} << 16 : std::size_t{1} << 14;
+  if (n_q < 20 && n_k < 70 && d <= kMaxElems)
+    while (n_q * n_k * d > work) (n_k > n_q ? n_k : n_q) /= 2;
+  std::size_t qr = n_q, qc = d, kr = n_k, kc = d, sr = n_q, sc = n_k;
+  const std::uint8_t mis = in.u8();
+  if (entry == Entry::kCpp && mis >= 0xc0) {
+    std::size_t *field[] = {&qc, &kc, &sr, &sc};
+    std::size_t &f = *field[mis % 4];
+    const unsigned how = (mis >> 2) % 3;
+    f = how == 0 ? f + 1 : how == 1 ? f - 1 : huge(in, in.u8());
+  }
+  Mat q{"Q", sizeof(T), qr, qc, decode_stride(in, qc), false, false, 0, 0, 0, nullptr, nullptr};
+  Mat k{"K", sizeof(T), kr, kc, decode_stride(in, kc), false, false, 0, 1, 0, nullptr, nullptr};
+  Mat s{"S", sizeof(float), sr, sc, decode_stride(in, sc), false, false, 0, 2, 0, nullptr, nullptr};
+  // Layout: S alone or in Q's or K's arena, K alone or in Q's, placed against its partner.
+  const std::uint8_t lay = in.u8(), nulls = in.u8();
+  const std::uint16_t r_s = in.u16(), r_k = in.u16(), leads = in.u16();
+  const std::uint32_t scale_bits = decode_scale(in);
+  const std::uint8_t blk[4] = {in.u8(), in.u8(), in.u8(), in.u8()};
+  const std::uint8_t q_mode = in.u8(), k_mode = in.u8();
+  // Exponents for scaled integers: -160 ... 158 reaches subnormals and overflow alike.
+  const int q_exp = static_cast<std::int8_t>(in.u8()) * 5 / 4;
+  const int k_exp = static_cast<std::int8_t>(in.u8()) * 5 / 4;
+  if (nulls >= 0xf8) q.null = nulls & 1, k.null = nulls & 2, s.null = nulls & 4;
+
+  Mat *mats[] = {&q, &k, &s};
+  for (Mat *m : mats) {
+    std::size_t n = 0;
+    std::size_t elems = 0;  // bounds the loops over rows too (a stride below the row is short)
+    m->fits = !m->ld.wrap && span_elems(m->rows, m->cols, m->ld.value, &n) && n <= kMaxElems &&
+              checked_mul(m->rows, m->cols, &elems) && elems <= kMaxElems;
+    m->span = m->fits ? n : 0;
+  }
+  if ((lay >> 2) & 1) {
+    k.arena = 0;
+    const unsigned kmode[] = {4, 0, 6, 2};
+    k.pos = snap(kmode[(lay >> 6) & 3], q.pos, length(q), length(k), k.elem, r_k);
+  }
+  if ((lay & 3) >= 2) {
+    const Mat &partner = (lay & 3) == 2 ? q : k;
+    s.arena = partner.arena;
+    s.pos = snap((lay >> 3) & 7, partner.pos, length(partner), length(s), s.elem, r_s);
+  }
+  for (int a = 0; a < 3; ++a) {  // shift each arena to start at 0, plus a leading pad
+    long long lo = LLONG_MAX;
+    for (Mat *m : mats)
+      if (m->arena == a) lo = std::min(lo, m->pos);
+    const unsigned code = (leads >> (4 * a)) & 15u;
+    const long long lead = code < 8 ? 0 : (code - 7) * static_cast<long long>(mats[a]->elem);
+    for (Mat *m : mats)
+      if (m->arena == a) m->pos += lead - lo;
+  }
+  Memory mem;
+  mem.allocate(mats, 3);
+  for (Mat *m : mats) {  // strides chosen from the address: extents ending around the top
+    if (!m->ld.wrap) continue;
+    m->ld.value = m->cols;
+    if (m->rows >= 2 && m->place != nullptr) {
+      const std::uintptr_t room =
+          (UINTPTR_MAX - reinterpret_cast<std::uintptr_t>(m->place)) / m->elem;
+      if (room >= m->cols) m->ld.value = (room - m->cols) / (m->rows - 1) + m->ld.wrap_delta - 1;
+    }
+  }
+
+  // Values: Q, then K (the later wins where they share memory); S keeps the guard bits.
+  fill_values<D>(in, q, q_mode, q_exp);
+  fill_values<D>(in, k, k_mode, k_exp);
+
+  const Args args{q.rows,     k.rows, q.cols, q.ld.value, k.ld.value,
+                  s.ld.value, q.ptr,  k.ptr,  s.ptr,      from_bits(scale_bits),
+                  sizeof(T)};
+  const bool shapes_agree = q.cols == k.cols && s.rows == q.rows && s.cols == k.rows;
+  const attnscore_status want =
+      entry == Entry::kCpp && !shapes_agree ? ATTNSCORE_ERR_SHAPE_MISMATCH : predict_scores(args);
+  const bool works = want == ATTNSCORE_OK && args.n_q != 0 && args.n_k != 0;
+  if (works && (!q.fits || !k.fits || !s.fits)) return -1;  // valid, but too large to allocate
+  g_call = describe(D::kName, entry, q, k, s, scale_bits, cap);
+
+  // The scale applied: 0 (either sign) selects the float nearest to 1/sqrt(d).
+  Args applied = args;
+  if (works && applied.scale == 0.0f) {
+    applied.scale = api("attnscore_default_scale", [&] { return attnscore_default_scale(d); });
+    const long double exact = 1.0L / std::sqrt(static_cast<long double>(d));
+    const long double err = std::fabs(static_cast<long double>(applied.scale) - exact);
+    for (float nb : {std::nextafter(applied.scale, 0.0f), std::nextafter(applied.scale, 2.0f)})
+      if (std::fabs(static_cast<long double>(nb) - exact) < err)
+        fail("default scale %a is not the float nearest to 1/sqrt(%zu)",
+             static_cast<double>(applied.scale), d);
+  }
+  const std::vector<Expect> ex = works ? expectations<D>(applied) : std::vector<Expect>();
+
+  mem.snapshot();
+  mem.arm(mats, 3);
+  const attnscore_status got = call<D>(entry, args, q, k, s);
+  mem.disarm();
+  const char *msg = api("attnscore_status_string", [&] { return attnscore_status_string(got); });
+  if (msg == nullptr || *msg == '\0') fail("no message for status %d", got);
+  if (got != want) fail("returned status %d (%s), expected %d", got, msg, want);
+  if (!works) {
+    mem.expect_untouched(nullptr, "error or no-op");
+    return 0;
+  }
+  mem.expect_untouched(&s, "success");
+  const float *sp = reinterpret_cast<const float *>(s.place);
+  check_results(applied, ex, sp, nullptr, "first call");
+  std::vector<float> first(args.n_q * args.n_k);
+  for (std::size_t i = 0; i < args.n_q; ++i)
+    std::memcpy(&first[i * args.n_k], sp + i * args.lds, args.n_k * sizeof(float));
+  const attnscore_level first_level =
+      api("attnscore_kernel_level", [] { return attnscore_kernel_level(ATTNSCORE_DTYPE_F32); });
+
+  // A block of S computed alone: the same bits as in the whole call.
+  {
+    const std::size_t i0 = blk[0] % args.n_q, j0 = blk[1] % args.n_k;
+    const std::size_t bq = 1 + blk[2] % (args.n_q - i0), bk = 1 + blk[3] % (args.n_k - j0);
+    float *part = static_cast<float *>(std::malloc(bq * bk * sizeof(float)));
+    Args b = args;
+    b.n_q = bq, b.n_k = bk, b.lds = bk, b.s = part;
+    b.q = static_cast<const T *>(args.q) + i0 * args.ldq;
+    b.k = static_cast<const T *>(args.k) + j0 * args.ldk;
+    mem.arm(mats, 3);
+    const attnscore_status st = api("block call", [&] { return D::call_c(b); });
+    mem.disarm();
+    if (st != ATTNSCORE_OK) fail("block (%zu, %zu) %zu x %zu returned %d", i0, j0, bq, bk, st);
+    for (std::size_t i = 0; i < bq; ++i)
+      for (std::size_t j = 0; j < bk; ++j) {
+        const float x = part[i * bk + j], y = first[(i0 + i) * args.n_k + j0 + j];
+        if (to_bits(x) != to_bits(y) && !(std::isnan(x) && std::isnan(y)))
+          fail("block (%zu, %zu) %zu x %zu: element (%zu, %zu) = %#x, whole call %#x", i0, j0, bq,
+               bk, i, j, to_bits(x), to_bits(y));
+      }
+    std::free(part);
+  }
+
+  // Every level this CPU runs: within the contract, and the first call's kernel bit for bit.
+  for (int level : kFamily) {
+    if (!api("attnscore_level_supported",
+             [&] { return attnscore_level_supported(as_level(level)); }))
+      continue;
+    set_cap(level);
+    mem.restore();
+    mem.arm(mats, 3);
+    const attnscore_status st = call<D>(entry, args, q, k, s);
+    mem.disarm();
+    char when[64];
+    std::snprintf(when, sizeof when, "at level %d", level);
+    if (st != ATTNSCORE_OK) fail("%s: returned %d", when, st);
+    mem.expect_untouched(&s, when);
+    const bool same_kernel = api("attnscore_kernel_level", [] {
+                               return attnscore_kernel_level(ATTNSCORE_DTYPE_F32);
+                             }) == first_level;
+    check_results(applied, ex, sp, same_kernel ? &first : nullptr, when);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The other calls: level names (hostile strings), levels and statuses as raw values, queries.
+
+// An enum argument as a C caller may pass it: any int, mostly near the enumerators.
+int c_enum_value(Input &in) {
+  const std::uint8_t m = in.u8();
+  return m < 0xf8 ? m : static_cast<std::int32_t>(in.u32());
+}
+
+int fuzz_queries(Input &in, int) {
+  g_call = "queries";
+  // attnscore_level_from_name on a string of exactly its own length (or NULL arguments).
+  {
+    const std::uint8_t mode = in.u8();
+    std::string name;
+    if (mode % 4 == 0) {
+      name = kLevelNames[in.u8() % (sizeof kLevelNames / sizeof kLevelNames[0])].name;
+    } else {
+      const std::size_t n = in.u8() % 16;
+      for (std::size_t i = 0; i < n; ++i) {
+        const char c = static_cast<char>(in.u8());
+        name += c != '\0' ? c : '?';  // NUL only at the end
+      }
+    }
+    char *str = static_cast<char *>(std::malloc(name.size() + 1));
+    std::memcpy(str, name.c_str(), name.size() + 1);
+    const bool null_name = mode == 0xff, null_out = mode == 0xfe;
+    attnscore_level out = as_level(0x5a);
+    g_call = "attnscore_level_from_name(\"" + name + "\")";
+    const attnscore_status st = api("attnscore_level_from_name", [&] {
+      return attnscore_level_from_name(null_name ? nullptr : str, null_out ? nullptr : &out);
+    });
+    attnscore_status want = ATTNSCORE_ERR_UNKNOWN_LEVEL;
+    int level = 0x5a;
+    for (const LevelName &l : kLevelNames)
+      if (name == l.name) want = ATTNSCORE_OK, level = l.level;
+    if (null_name || null_out) want = ATTNSCORE_ERR_NULL_POINTER, level = 0x5a;
+    if (st != want) fail("returned %d, expected %d", st, want);
+    if (static_cast<int>(out) != level) fail("level %d, expected %d", static_cast<int>(out), level);
+    std::free(str);
+  }
+  // Enum arguments as C callers may pass them (tests/fuzz_c_calls.c): levels, dtypes, statuses.
+  {
+    const int level = c_enum_value(in), dtype = c_enum_value(in), status = c_enum_value(in);
+    char what[96];
+    std::snprintf(what, sizeof what, "enum values from C: level %d, dtype %d, status %d", level,
+                  dtype, status);
+    g_call = what;
+    const char *name = api("attnscore_level_name", [&] { return fuzz_c_level_name(level); });
+    const char *want = nullptr;
+    for (const LevelName &l : kLevelNames)
+      if (l.level == level) want = l.name;
+    if ((name == nullptr) != (want == nullptr) || (want && std::strcmp(name, want) != 0))
+      fail("attnscore_level_name gave %s", name ? name : "NULL");
+    const int sup = api("attnscore_level_supported", [&] { return fuzz_c_level_supported(level); });
+    if (sup != 0 && !in_family(level)) fail("a level of another family is supported");
+    if (level == 0 && sup != 1) fail("scalar is not supported");
+    const int st = api("attnscore_set_max_level", [&] { return fuzz_c_set_max_level(level); });
+    const bool valid = in_family(level) || level == kBest;
+    if (st != (valid ? ATTNSCORE_OK : ATTNSCORE_ERR_UNKNOWN_LEVEL))
+      fail("attnscore_set_max_level returned %d", st);
+    const char *kn = api("attnscore_kernel_name", [&] { return fuzz_c_kernel_name(dtype); });
+    if ((kn == nullptr) != (dtype != ATTNSCORE_DTYPE_F32))
+      fail("attnscore_kernel_name gave %s", kn ? kn : "NULL");
+    const int kl = api("attnscore_kernel_level", [&] { return fuzz_c_kernel_level(dtype); });
+    if (dtype == ATTNSCORE_DTYPE_F32 && !attnscore_level_supported(as_level(kl)))
+      fail("the f32 kernel's level %d is not supported", kl);
+    const char *msg = api("attnscore_status_string", [&] { return fuzz_c_status_string(status); });
+    if (msg == nullptr || *msg == '\0') fail("no message for status %d", status);
+  }
+  // The default scale of any d, the CPU features.
+  {
+    const std::size_t d = in.u8() < 0x80 ? in.u16() : huge(in, in.u8());
+    const float f = api("attnscore_default_scale", [&] { return attnscore_default_scale(d); });
+    if (d == 0 ? f != 0.0f : !(f > 0.0f))
+      fail("attnscore_default_scale(%zu) = %a", d, static_cast<double>(f));
+    const std::uint64_t feat =
+        api("attnscore_cpu_features", [] { return attnscore_cpu_features(); });
+    if (feat != attnscore_cpu_features()) fail("CPU features changed");
+  }
+  return 0;
+}
+
+// The level cap for the call: BEST, a level of this family, another family's, or any value.
+int decode_cap(Input &in) {
+  const std::uint8_t c = in.u8();
+  switch (c % 8) {
+    case 0:
+    case 1:
+      return kBest;
+    case 6:
+      return kForeign[(c >> 3) % (sizeof kForeign / sizeof kForeign[0])];
+    case 7:
+      return in.u8();
+    default:
+      return kFamily[(c >> 3) % (sizeof kFamily / sizeof kFamily[0])];
+  }
+}
+
+using CallFn = int (*)(Input &, int cap);
+const CallFn kCalls[] = {
+    [](Input &in, int cap) { return fuzz_scores<F32>(in, Entry::kC, cap); },
+    [](Input &in, int cap) { return fuzz_scores<F32>(in, Entry::kCpp, cap); },
+    fuzz_queries,
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+#if FUZZ_ASAN
+  static const bool hooked = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) != 0;
+  (void)hooked;
+#endif
+  Input in(data, size);
+  const CallFn fn = kCalls[in.u8() % (sizeof kCalls / sizeof kCalls[0])];
+  // The cap is process-wide: start from none, then apply this input's (which may be rejected).
+  set_cap(kBest);
+  const int cap = decode_cap(in);
+  g_call = "attnscore_set_max_level";
+  const attnscore_status st =
+      api("attnscore_set_max_level", [&] { return attnscore_set_max_level(as_level(cap)); });
+  const bool valid = in_family(cap) || cap == kBest;
+  if (st != (valid ? ATTNSCORE_OK : ATTNSCORE_ERR_UNKNOWN_LEVEL))
+    fail("attnscore_set_max_level(%d) returned %d", cap, st);
+  if (valid && cap != kBest) {
+    const int in_force = api("attnscore_max_level", [] { return attnscore_max_level(); });
+    if (in_force != cap) fail("cap %d set, attnscore_max_level() says %d", cap, in_force);
+    // The kernel chosen: the best level this CPU supports not above the cap.
+    int best = 0;
+    for (int l : kFamily)
+      if (l <= cap && attnscore_level_supported(as_level(l))) best = l;
+    const int chosen =
+        api("attnscore_kernel_level", [] { return attnscore_kernel_level(ATTNSCORE_DTYPE_F32); });
+    if (chosen != best) fail("cap %d: kernel level %d, expected %d", cap, chosen, best);
+  }
+  const int r = fn(in, cap);
+  set_cap(kBest);
+  return r;
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Writes the fuzz target's seed corpus: one small input per status, layout, scale and value
+class, encoded the way fuzz_api.cpp decodes them (keep the two in step). Element values are left
+to the target's input-seeded stream, so the files stay a few dozen bytes.
+
+    python3 tests/fuzz_seeds.py tests/fuzz_corpus
+"""
+import os
+import struct
+import sys
+
+C, CPP, QUERIES = 0, 1, 2
+
+# Cap codes (decode_cap): c % 8 in 0, 1 -> best; 2..5 -> family level (c >> 3) % n; 6 -> another
+# family's level; 7 -> the next byte as is.
+CAP_BEST = bytes([0])
+
+
+def cap_family(i):
+    return bytes([2 | (i << 3)])
+
+
+CAP_FOREIGN = bytes([6])
+
+
+def cap_raw(v):
+    return bytes([7, v])
+
+
+def rows(n, small_max=19):
+    """A small n_q / n_k (decode_rows)."""
+    if n < 20:
+        return bytes([n])
+    for c in range(0x80, 0xF0):
+        if c % (small_max + 1) == n:
+            return bytes([c])
+    raise ValueError(n)
+
+
+def huge(which, extra=b""):
+    """A size at size_t's edges (decode_rows / decode_d codes 0xf0 + which)."""
+    return bytes([0xF0 + which]) + extra
+
+
+def dim(d):
+    """d (decode_d)."""
+    if d < 40:
+        return bytes([d])
+    if d < 600:
+        return bytes([0xD8]) + struct.pack("<H", d - 40)
+    return bytes([0xE8]) + struct.pack("<H", d - 600)
+
+
+# Strides (decode_stride), relative to the row length.
+TIGHT, PAD1, PAD3, PAD7, PAD17 = bytes([0]), bytes([4]), bytes([5]), bytes([6]), bytes([7])
+SHORT, ZERO = bytes([8]), bytes([10])
+
+
+def stride_huge(which):
+    return bytes([11, which])
+
+
+def stride_wrap(delta):
+    return bytes([13, delta])
+
+
+# Layout byte: bits 0-1 S alone (0) / in Q's arena (2) / in K's (3); bit 2 K in Q's arena;
+# bits 3-5 where S goes against its partner; bits 6-7 where K goes against Q.
+S_AFTER, S_BEFORE, S_ON_LAST, S_LAST_ON_FIRST, S_SAME, S_INSIDE = 0, 1, 2, 3, 4, 5
+
+
+def layout(s_with=None, s_snap=0, k_with_q=False, k_snap=0):
+    b = {None: 0, "q": 2, "k": 3}[s_with] | (s_snap << 3)
+    if k_with_q:
+        b |= 4 | (k_snap << 6)
+    return bytes([b])
+
+
+def nulls(q=False, k=False, s=False):
+    return bytes([0xF8 | q | k << 1 | s << 2]) if (q or k or s) else bytes([0])
+
+
+# Scale codes (decode_scale).
+SC_DEFAULT, SC_NEG0, SC_NAN, SC_INF, SC_NINF = 0, 5, 6, 7, 8
+SC_DENORM_MIN, SC_DENORM, SC_MAX, SC_MINUS1, SC_ONE = 9, 10, 11, 12, 13
+
+
+def scale_bits(f):
+    return bytes([14]) + struct.pack("<f", f)
+
+
+# Value modes: 0 small ints, 1 scaled ints, 2 specials, 3 raw bits, 4 full mantissas, 5 mixed.
+INTS, SCALED, SPECIALS, RAW, MANTISSAS, MIXED = range(6)
+
+
+def scores(call, n_q, n_k, d, cap=CAP_BEST, mis=0, ldq=TIGHT, ldk=TIGHT, lds=TIGHT,
+           lay=layout(), nul=nulls(), r_s=0, r_k=0, leads=0, scale=SC_DEFAULT,
+           block=(0, 0, 0, 0), q_mode=INTS, k_mode=INTS, q_exp=0, k_exp=0):
+    sc = scale if isinstance(scale, bytes) else bytes([scale])
+    return (bytes([call]) + cap + n_q + n_k + d + bytes([mis]) + ldq + ldk + lds + lay + nul +
+            struct.pack("<HHH", r_s, r_k, leads) + sc + bytes(block) +
+            bytes([q_mode, k_mode, exp_byte(q_exp), exp_byte(k_exp)]))
+
+
+def exp_byte(e):
+    """The byte the target decodes (as int8 * 5 / 4, rounded to 0) to exponent e."""
+    for b in range(-128, 128):
+        if int(b * 5 / 4) == e:
+            return b & 0xFF
+    raise ValueError(e)
+
+
+def seeds():
+    s = {}
+    r, d = rows, dim
+    # Successful calls: tile edges, tails of d, chunks of d, strides, misaligned starts.
+    s["ok_small_ints"] = scores(C, r(3), r(5), d(7))
+    s["ok_cpp_small_ints"] = scores(CPP, r(3), r(5), d(7))
+    s["ok_tile_edges"] = scores(C, r(17), rows(65, 69), d(17), ldq=PAD3, ldk=PAD7, lds=PAD1,
+                                block=(3, 7, 5, 11))
+    s["ok_one_row_huge_ld"] = scores(C, r(1), r(9), d(33), ldq=stride_huge(0))
+    s["ok_one_key_huge_ld"] = scores(C, r(6), r(1), d(16), ldk=stride_huge(2))
+    s["ok_long_d"] = scores(C, r(2), r(3), d(300), q_mode=MANTISSAS, k_mode=MANTISSAS)
+    s["ok_longer_d"] = scores(CPP, r(1), r(2), d(1030), q_mode=MANTISSAS, k_mode=INTS)
+    s["ok_misaligned"] = scores(C, r(5), r(7), d(9), leads=0x9AB, ldq=PAD1, lds=PAD17)
+    s["ok_s_touches_q_after"] = scores(C, r(4), r(4), d(8), lay=layout("q", S_AFTER))
+    s["ok_s_touches_k_before"] = scores(C, r(4), r(4), d(8), lay=layout("k", S_BEFORE))
+    s["ok_q_is_k"] = scores(C, r(6), r(6), d(12), lay=layout(k_with_q=True, k_snap=0))
+    s["ok_q_k_overlap"] = scores(CPP, r(5), r(3), d(10), lay=layout(k_with_q=True, k_snap=3))
+    # Values and scales: specials, raw bits, overflow and underflow, every scale class.
+    s["val_specials"] = scores(C, r(5), r(9), d(6), q_mode=SPECIALS, k_mode=INTS)
+    s["val_raw"] = scores(C, r(7), r(4), d(19), q_mode=RAW, k_mode=RAW)
+    s["val_huge_ints"] = scores(C, r(3), r(8), d(24), q_mode=SCALED, k_mode=SCALED, q_exp=60,
+                                k_exp=66)
+    s["val_tiny_ints"] = scores(C, r(3), r(8), d(24), q_mode=SCALED, k_mode=SCALED, q_exp=-70,
+                                k_exp=-75)
+    # Subnormal inputs: with a large partner (a flushing target loses a product far above the
+    # contract's underflow term), and times infinity (flushed, Inf * 0 would give NaN).
+    s["val_subnormal_times_large"] = scores(C, r(3), r(4), d(6), q_mode=SCALED, k_mode=SCALED,
+                                            q_exp=-140, k_exp=100)
+    s["val_inf_times_subnormal"] = scores(C, r(4), r(4), d(3), q_mode=SPECIALS, k_mode=SCALED,
+                                          k_exp=-140)
+    s["val_mixed"] = scores(CPP, r(9), r(13), d(31), q_mode=MIXED, k_mode=MIXED, q_exp=-20)
+    s["scale_neg_zero"] = scores(C, r(2), r(2), d(64), scale=SC_NEG0)
+    s["scale_max"] = scores(C, r(2), r(3), d(5), scale=SC_MAX)
+    s["scale_minus_one"] = scores(CPP, r(3), r(3), d(4), scale=SC_MINUS1, q_mode=SPECIALS)
+    s["scale_raw"] = scores(C, r(4), r(5), d(11), scale=scale_bits(-0.3))
+    # Every error status, with nothing written.
+    s["err_zero_dim"] = scores(C, r(3), r(3), d(0))
+    s["err_zero_dim_null"] = scores(C, r(3), r(3), d(0), nul=nulls(q=True, s=True))
+    s["err_null_q"] = scores(C, r(3), r(3), d(4), nul=nulls(q=True))
+    s["err_null_k"] = scores(CPP, r(3), r(3), d(4), nul=nulls(k=True))
+    s["err_null_s"] = scores(C, r(3), r(3), d(4), nul=nulls(s=True))
+    s["err_bad_ldq"] = scores(C, r(3), r(3), d(4), ldq=SHORT)
+    s["err_bad_ldk"] = scores(C, r(3), r(3), d(4), ldk=ZERO)
+    s["err_bad_lds"] = scores(CPP, r(3), r(3), d(4), lds=SHORT)
+    s["err_scale_nan"] = scores(C, r(2), r(2), d(2), scale=SC_NAN)
+    s["err_scale_inf"] = scores(C, r(2), r(2), d(2), scale=SC_INF)
+    s["err_scale_ninf"] = scores(CPP, r(2), r(2), d(2), scale=SC_NINF)
+    s["err_scale_denorm"] = scores(C, r(2), r(3), d(5), scale=SC_DENORM_MIN, q_mode=SCALED,
+                                   k_mode=SCALED, q_exp=20, k_exp=20)
+    s["err_scale_denorm_cpp"] = scores(CPP, r(2), r(3), d(5), scale=SC_DENORM)
+    s["err_overflow_rows_ld"] = scores(C, r(3), r(2), d(4), ldq=stride_huge(2))
+    s["err_overflow_bytes"] = scores(C, r(1), r(2), huge(5), ldq=stride_huge(5),
+                                     ldk=stride_huge(5))
+    s["err_overflow_s"] = scores(C, r(2), r(3), d(4), lds=stride_huge(4))
+    s["err_wrap_k"] = scores(C, r(2), r(3), d(4), ldk=stride_wrap(2))
+    s["err_wrap_s"] = scores(C, r(3), r(3), d(4), lds=stride_wrap(2))
+    s["err_overlap_s_to_the_top"] = scores(C, r(3), r(3), d(4), lds=stride_wrap(1),
+                                           lay=layout("q", S_BEFORE))
+    s["err_overlap_s_on_q"] = scores(C, r(4), r(4), d(8), lay=layout("q", S_ON_LAST))
+    s["err_overlap_s_is_k"] = scores(CPP, r(4), r(4), d(8), lay=layout("k", S_SAME))
+    s["err_overlap_s_in_q_gap"] = scores(C, r(4), r(2), d(3), ldq=PAD17,
+                                         lay=layout("q", S_INSIDE), r_s=5)
+    s["noop_n_q_zero_nulls"] = scores(C, r(0), r(5), d(4), nul=nulls(True, True, True),
+                                      scale=SC_NAN)
+    s["noop_n_k_zero"] = scores(CPP, r(7), r(0), huge(0), ldq=ZERO)
+    s["noop_huge_rows"] = scores(C, huge(0), r(0), d(3))
+    # The C++ wrapper: each view dimension disagreeing (SHAPE_MISMATCH before anything else).
+    for i, name in enumerate(["q_cols", "k_cols", "s_rows", "s_cols"]):
+        s["cpp_mismatch_" + name] = scores(CPP, r(3), r(4), d(5), mis=0xC0 | i | (i % 2) << 2)
+    s["cpp_mismatch_empty"] = scores(CPP, r(0), r(4), d(5), mis=0xC0 | 2 | 8, nul=nulls(q=True))
+    # Level caps: every family level, another family's, any value.
+    for i in range(5):
+        s["cap_family_%d" % i] = scores(C, r(9), r(17), d(20), cap=cap_family(i))
+    s["cap_foreign"] = scores(C, r(2), r(2), d(3), cap=CAP_FOREIGN)
+    s["cap_raw"] = scores(CPP, r(2), r(2), d(3), cap=cap_raw(200))
+    # The other calls: level names (known, unknown, NULL), raw levels, statuses, default scale.
+    s["names_known"] = bytes([QUERIES, 0, 0, 2, 3, 7, 0, 0x40, 0x2C, 0x01])
+    s["names_unknown"] = bytes([QUERIES, 0, 1, 5]) + b"avx51" + bytes([200, 15, 0, 0x90, 7])
+    s["names_null"] = bytes([QUERIES, 0, 0xFF, 18, 12, 0, 0x90, 0])
+    return s
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
+                                                             "fuzz_corpus")
+    os.makedirs(out, exist_ok=True)
+    for name, data in sorted(seeds().items()):
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()

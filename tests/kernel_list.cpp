@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// The kernel testers' one list of kernels (see support.hpp); needs the library's internal table.
+#include <catch2/catch.hpp>
+
+#include "kernels.h"
+#include "support.hpp"
+
+namespace testing {
+
+std::vector<const attnscore::KernelF32 *> usable_kernels_f32() {
+  std::size_t n;
+  const attnscore::KernelF32 *const *table = attnscore::kernels_f32(&n);
+  std::vector<const attnscore::KernelF32 *> usable;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (attnscore::cpu_supports(table[i]->level))
+      usable.push_back(table[i]);
+    else
+      WARN("not run (CPU lacks " << attnscore_level_name(table[i]->level)
+                                 << "): " << table[i]->name);
+  }
+  return usable;
+}
+
+const attnscore::KernelF32 *kernel_f32(const std::string &name) {
+  std::size_t n;
+  const attnscore::KernelF32 *const *table = attnscore::kernels_f32(&n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (name == table[i]->name) return table[i];
+  return nullptr;
+}
+
+}  // namespace testing
