@@ -288,18 +288,39 @@ void on_malloc(const volatile void *, std::size_t) {
 void on_free(const volatile void *) {}
 #endif
 
+// FP control bits a scores case sets around each library call, as a caller may: 0, or the bits
+// that flush subnormals (FTZ|DAZ on x86, FZ on aarch64).
+std::uint64_t g_fp_extra = 0;
+
+struct FpMode {
+  explicit FpMode(std::uint64_t bits) { g_fp_extra = bits; }
+  ~FpMode() { g_fp_extra = 0; }
+  FpMode(const FpMode &) = delete;
+  FpMode &operator=(const FpMode &) = delete;
+};
+
+// Targets whose SIMD reads subnormals as 0 whatever the FP mode says (armv7 NEON).
+#if defined(__arm__) && !defined(__aarch64__)
+constexpr bool kAlwaysFlushes = true;
+#else
+constexpr bool kAlwaysFlushes = false;
+#endif
+
 template <class F>
 auto api(const char *what, F f) {
-  const std::uint64_t fp = testing::fp_control();
+  const std::uint64_t saved = testing::fp_control();
+  const std::uint64_t mode = saved | g_fp_extra;
+  if (g_fp_extra != 0) testing::set_fp_control(mode);
   g_allocs = 0;
   g_in_call = true;
   auto r = f();
   g_in_call = false;
-  const std::uint64_t fp_after = testing::fp_control();
+  const std::uint64_t after = testing::fp_control();
+  if (g_fp_extra != 0) testing::set_fp_control(saved);
   if (g_allocs != 0) fail("%s allocated %lu times", what, g_allocs);
-  if ((fp ^ fp_after) & testing::fp_control_mask())
-    fail("%s changed the FP controls: %#llx -> %#llx", what, static_cast<unsigned long long>(fp),
-         static_cast<unsigned long long>(fp_after));
+  if ((mode ^ after) & testing::fp_control_mask())
+    fail("%s changed the FP controls: %#llx -> %#llx", what, static_cast<unsigned long long>(mode),
+         static_cast<unsigned long long>(after));
   return r;
 }
 
@@ -625,13 +646,14 @@ FUZZ_UNGUIDED int low_exp(float x) {
 // - kNaN: a NaN in the row or column, Inf * 0, or infinite products of both signs;
 // - kInf: infinite products of one sign and finite products whose sum cannot overflow: that
 //   infinity (times the scale's sign); kInfOrNaN: the same but the finite part may overflow to
-//   the other infinity, so NaN is allowed too (never the other infinity or a finite value);
+//   the other infinity, or a flushed subnormal makes Inf * 0, so NaN is allowed too (never the
+//   other infinity or a finite value);
 // - kFinite: within the contract's bound of the double reference (plus the reference's own
-//   rounding); exact when every partial sum is a normal float or 0 (all products multiples of
-//   2^g, g >= -126, sum |p| <= min(2^(g+24), FLT_MAX), no subnormal input or scale, a normal or
-//   zero result: so flushing subnormals changes nothing): then fl(sum * scale) bit for bit,
-//   zeros of either sign alike. If the sum could overflow (gauge near FLT_MAX), a non-finite
-//   result is allowed too.
+//   rounding; its third term only where subnormals may be read as 0); exact when every partial sum
+//   is a normal float or 0 (all products multiples of 2^g, g >= -126, sum |p| <= min(2^(g+24),
+//   FLT_MAX), no subnormal input or scale, a normal or zero result: so flushing subnormals changes
+//   nothing): then fl(sum * scale) bit for bit, zeros of either sign alike. If the sum could
+//   overflow (gauge near FLT_MAX), a non-finite result is allowed too.
 struct Expect {
   enum Kind { kFinite, kNaN, kInf, kInfOrNaN } kind;
   bool exact, may_overflow;
@@ -640,7 +662,7 @@ struct Expect {
 };
 
 template <class D>
-FUZZ_UNGUIDED std::vector<Expect> expectations(const Args &a) {
+FUZZ_UNGUIDED std::vector<Expect> expectations(const Args &a, bool flushing) {
   using T = typename D::T;
   const T *q = static_cast<const T *>(a.q);
   const T *k = static_cast<const T *>(a.k);
@@ -663,7 +685,7 @@ FUZZ_UNGUIDED std::vector<Expect> expectations(const Args &a) {
     const T *qi = q + i * a.ldq;
     for (std::size_t j = 0; j < a.n_k; ++j) {
       const T *kj = k + j * a.ldk;
-      bool nan = false, pos_inf = false, neg_inf = false, tiny = false;
+      bool nan = false, pos_inf = false, neg_inf = false, tiny = false, inf_tiny = false;
       double sum = 0, gauge = 0, flushed = 0;  // flushed: sum |p| over subnormal inputs
       int g = INT_MAX;
       for (std::size_t t = 0; t < a.d && !nan; ++t) {
@@ -673,6 +695,7 @@ FUZZ_UNGUIDED std::vector<Expect> expectations(const Args &a) {
         } else if (std::isinf(x) || std::isinf(y)) {
           if (x == 0 || y == 0) nan = true;
           (std::signbit(x) != std::signbit(y) ? neg_inf : pos_inf) = true;
+          inf_tiny |= std::fabs(x) < FLT_MIN || std::fabs(y) < FLT_MIN;  // Inf * subnormal
         } else {
           const double p = static_cast<double>(x) * static_cast<double>(y);  // exact
           const bool sub = (x != 0 && std::fabs(x) < FLT_MIN) || (y != 0 && std::fabs(y) < FLT_MIN);
@@ -689,14 +712,15 @@ FUZZ_UNGUIDED std::vector<Expect> expectations(const Args &a) {
       if (nan || (pos_inf && neg_inf)) {
         e.kind = Expect::kNaN;
       } else if (pos_inf || neg_inf) {
-        e.kind = finite_part_safe ? Expect::kInf : Expect::kInfOrNaN;
+        // Read as 0 by a flushing mode, a subnormal times Inf gives NaN.
+        e.kind = finite_part_safe && !(flushing && inf_tiny) ? Expect::kInf : Expect::kInfOrNaN;
         e.want = (pos_inf != std::signbit(a.scale)) ? INFINITY : -INFINITY;
       } else {
         const double p = gauge * std::fabs(sc);
         e.r = sum * sc;
-        // A subnormal input may be read as 0 (the caller's DAZ, armv7 NEON): the contract's
-        // third term.
-        e.tol = D::bound(a.d, p, a.scale) + flushed * std::fabs(sc) + slack * p;
+        // The contract's third term: a subnormal input may be read as 0 (the caller's DAZ or
+        // FZ, armv7 NEON); without a flushing mode the bound is the first two terms.
+        e.tol = D::bound(a.d, p, a.scale) + (flushing ? flushed * std::fabs(sc) : 0.0) + slack * p;
         e.may_overflow = !finite_part_safe || p * (1 + 2 * g1) >= FLT_MAX;
         e.exact =
             !tiny && std::fabs(a.scale) >= FLT_MIN &&
@@ -825,6 +849,8 @@ int fuzz_scores(Input &in, Entry entry, int cap) {
   // Exponents for scaled integers: -160 ... 158 reaches subnormals and overflow alike.
   const int q_exp = static_cast<std::int8_t>(in.u8()) * 5 / 4;
   const int k_exp = static_cast<std::int8_t>(in.u8()) * 5 / 4;
+  // One case in four runs with subnormals flushed, as a caller's FTZ/DAZ (or FZ) would have it.
+  const FpMode fp_mode((in.u8() & 3) == 3 ? testing::flush_bits() : 0);
   if (nulls >= 0xf8) q.null = nulls & 1, k.null = nulls & 2, s.null = nulls & 4;
 
   Mat *mats[] = {&q, &k, &s};
@@ -891,7 +917,8 @@ int fuzz_scores(Input &in, Entry entry, int cap) {
         fail("default scale %a is not the float nearest to 1/sqrt(%zu)",
              static_cast<double>(applied.scale), d);
   }
-  const std::vector<Expect> ex = works ? expectations<D>(applied) : std::vector<Expect>();
+  const std::vector<Expect> ex =
+      works ? expectations<D>(applied, kAlwaysFlushes || g_fp_extra != 0) : std::vector<Expect>();
 
   mem.snapshot();
   mem.arm(mats, 3);

@@ -96,11 +96,11 @@ INTS, SCALED, SPECIALS, RAW, MANTISSAS, MIXED = range(6)
 
 def scores(call, n_q, n_k, d, cap=CAP_BEST, mis=0, ldq=TIGHT, ldk=TIGHT, lds=TIGHT,
            lay=layout(), nul=nulls(), r_s=0, r_k=0, leads=0, scale=SC_DEFAULT,
-           block=(0, 0, 0, 0), q_mode=INTS, k_mode=INTS, q_exp=0, k_exp=0):
+           block=(0, 0, 0, 0), q_mode=INTS, k_mode=INTS, q_exp=0, k_exp=0, flush=False):
     sc = scale if isinstance(scale, bytes) else bytes([scale])
     return (bytes([call]) + cap + n_q + n_k + d + bytes([mis]) + ldq + ldk + lds + lay + nul +
             struct.pack("<HHH", r_s, r_k, leads) + sc + bytes(block) +
-            bytes([q_mode, k_mode, exp_byte(q_exp), exp_byte(k_exp)]))
+            bytes([q_mode, k_mode, exp_byte(q_exp), exp_byte(k_exp), 3 if flush else 0]))
 
 
 def exp_byte(e):
@@ -141,6 +141,14 @@ def seeds():
                                             q_exp=-140, k_exp=100)
     s["val_inf_times_subnormal"] = scores(C, r(4), r(4), d(3), q_mode=SPECIALS, k_mode=SCALED,
                                           k_exp=-140)
+    # The same, and more, with subnormals flushed (FTZ|DAZ on x86, FZ on aarch64).
+    s["fp_flush_subnormal_times_large"] = scores(C, r(3), r(4), d(6), q_mode=SCALED,
+                                                 k_mode=SCALED, q_exp=-140, k_exp=100, flush=True)
+    s["fp_flush_inf_times_subnormal"] = scores(C, r(4), r(4), d(3), q_mode=SPECIALS, k_mode=SCALED,
+                                               k_exp=-140, flush=True)
+    s["fp_flush_ints"] = scores(CPP, r(9), rows(33, 69), d(37), flush=True)
+    s["fp_flush_raw"] = scores(C, r(6), r(17), d(21), q_mode=RAW, k_mode=MIXED, flush=True)
+    s["fp_flush_scale_denorm"] = scores(C, r(2), r(2), d(4), scale=SC_DENORM, flush=True)
     s["val_mixed"] = scores(CPP, r(9), r(13), d(31), q_mode=MIXED, k_mode=MIXED, q_exp=-20)
     s["scale_neg_zero"] = scores(C, r(2), r(2), d(64), scale=SC_NEG0)
     s["scale_max"] = scores(C, r(2), r(3), d(5), scale=SC_MAX)
