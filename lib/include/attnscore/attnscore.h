@@ -158,7 +158,7 @@ attnscore_status attnscore_set_max_level(attnscore_level level);
 /** The cap in force: from attnscore_set_max_level, else ATTNSCORE_MAX_LEVEL, else BEST. */
 attnscore_level attnscore_max_level(void);
 
-/** The kernel chosen for a dtype on this CPU under the cap, e.g. "qk_f32_4x4__avx512"; NULL for an
+/** The kernel chosen for a dtype on this CPU under the cap, e.g. "qk_f32_8x32__avx512"; NULL for an
  * unknown dtype. */
 const char *attnscore_kernel_name(attnscore_dtype dtype);
 

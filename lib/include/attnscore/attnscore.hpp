@@ -104,7 +104,7 @@ inline const char *status_string(Status s) noexcept { return attnscore_status_st
 inline Status set_max_level(Level level) noexcept { return attnscore_set_max_level(level); }
 /// The cap in force.
 inline Level max_level() noexcept { return attnscore_max_level(); }
-/// The kernel chosen for a dtype, e.g. "qk_f32_4x4__avx512".
+/// The kernel chosen for a dtype, e.g. "qk_f32_8x32__avx512".
 inline const char *kernel_name(Dtype dtype = ATTNSCORE_DTYPE_F32) noexcept {
   return attnscore_kernel_name(dtype);
 }
