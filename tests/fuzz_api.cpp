@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,12 @@ class Input {
     state_ = h;
   }
   std::uint8_t u8() { return i_ < n_ ? p_[i_++] : 0; }
+  // Element values only, from the input-seeded stream: fields read later stay at fixed offsets.
+  Input stream() const {
+    Input s(nullptr, 0);
+    s.state_ = state_;
+    return s;
+  }
   // Little-endian; the reads are sequenced, so every compiler decodes an input alike.
   std::uint16_t u16() {
     const unsigned lo = u8();
@@ -533,6 +540,12 @@ struct Args {  // one scores call as the C API sees it
   std::size_t elem_in;  // bytes per Q and K element
 };
 
+// NaN, +-Inf or subnormal (by its bits: a caller's DAZ must not turn a subnormal into 0).
+bool scale_rejected(float scale) {
+  const std::uint32_t exp = to_bits(scale) & 0x7f800000u;
+  return exp == 0x7f800000u || (exp == 0 && (to_bits(scale) & 0x7fffffu) != 0);
+}
+
 attnscore_status predict_scores(const Args &a) {
   if (a.n_q == 0 || a.n_k == 0) return ATTNSCORE_OK;
   if (a.d == 0) return ATTNSCORE_ERR_ZERO_DIM;
@@ -540,10 +553,7 @@ attnscore_status predict_scores(const Args &a) {
   if (a.ldq < a.d) return ATTNSCORE_ERR_BAD_LDQ;
   if (a.ldk < a.d) return ATTNSCORE_ERR_BAD_LDK;
   if (a.lds < a.n_k) return ATTNSCORE_ERR_BAD_LDS;
-  // NaN, +-Inf or subnormal (by its bits: a caller's DAZ must not turn a subnormal into 0).
-  const std::uint32_t scale_exp = to_bits(a.scale) & 0x7f800000u;
-  if (scale_exp == 0x7f800000u || (scale_exp == 0 && (to_bits(a.scale) & 0x7fffffu) != 0))
-    return ATTNSCORE_ERR_BAD_SCALE;
+  if (scale_rejected(a.scale)) return ATTNSCORE_ERR_BAD_SCALE;
   const Extent q = extent(a.q, a.n_q, a.d, a.ldq, a.elem_in);
   const Extent k = extent(a.k, a.n_k, a.d, a.ldk, a.elem_in);
   const Extent s = extent(a.s, a.n_q, a.n_k, a.lds, sizeof(float));
@@ -1068,6 +1078,338 @@ int fuzz_queries(Input &in, int) {
   return 0;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The packed key cache: its size query, init in memory of exactly the bytes it declares (too few,
+// at any alignment), appends in up to three chunks (some bad, some from inside the cache's own
+// memory), its queries, a clear, and scores from it. Statuses follow the documented rules
+// (attnscore.h); nothing is written on error; scores equal the raw call on the keys appended,
+// at the level the cache was made under (the cap stays fixed for one input), bit for bit.
+
+// Exactly `bytes` of heap filled with `fill`, so ASan reports a byte past them.
+struct Block {
+  unsigned char *p = nullptr;
+  std::size_t n = 0;
+  std::vector<unsigned char> before;
+  Block(std::size_t bytes, unsigned char fill) : n(bytes) {
+    p = static_cast<unsigned char *>(std::malloc(bytes == 0 ? 1 : bytes));
+    if (p == nullptr) std::abort();
+    std::memset(p, fill, bytes);
+  }
+  ~Block() { std::free(p); }
+  Block(const Block &) = delete;
+  Block &operator=(const Block &) = delete;
+  void snapshot() { before.assign(p, p + n); }
+  FUZZ_UNGUIDED void expect_untouched(const char *when) const {
+    for (std::size_t b = 0; b < n; ++b)
+      if (p[b] != before[b]) fail("%s: byte %zu changed", when, b);
+  }
+};
+
+// A matrix of rows x cols floats at stride ld in a block of exactly its extent (nullptr when it
+// does not fit the fuzzer's budget; calls with it must then fail before touching memory).
+struct FloatMat {
+  std::size_t rows, cols, ld, span = 0;
+  std::unique_ptr<Block> mem;
+  float *at(std::size_t i, std::size_t t) const {
+    return reinterpret_cast<float *>(mem->p) + i * ld + t;
+  }
+};
+
+FloatMat make_mat(Input &in, Input *values, std::size_t rows, std::size_t cols) {
+  FloatMat m{rows, cols, decode_stride(in, cols).value, 0, nullptr};
+  std::size_t n, elems;
+  const unsigned mode = in.u8();
+  const int exp = static_cast<std::int8_t>(in.u8()) * 5 / 4;
+  if (!span_elems(rows, cols, m.ld, &n) || n == 0 || n > kMaxElems ||
+      !checked_mul(rows, cols, &elems) || elems > kMaxElems)
+    return m;
+  m.span = n;
+  m.mem.reset(new Block(n * sizeof(float), 0xff));
+  for (std::size_t i = 0; i < rows && values != nullptr; ++i)
+    for (std::size_t t = 0; t < cols; ++t) *m.at(i, t) = F32::value(*values, mode, exp);
+  return m;
+}
+
+attnscore_status predict_append(bool null_cache, bool foreign, std::size_t n, bool null_k,
+                                 std::size_t ldk, std::size_t d, std::size_t room, bool k_extent) {
+  if (null_cache) return ATTNSCORE_ERR_NULL_POINTER;
+  if (foreign) return ATTNSCORE_ERR_BAD_CACHE;
+  if (n == 0) return ATTNSCORE_OK;
+  if (null_k) return ATTNSCORE_ERR_NULL_POINTER;
+  if (ldk < d) return ATTNSCORE_ERR_BAD_LDK;
+  if (n > room) return ATTNSCORE_ERR_CACHE_FULL;
+  if (!k_extent) return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  return ATTNSCORE_OK;
+}
+
+attnscore_status predict_kcache_scores(bool null_cache, bool foreign, std::size_t n_q,
+                                       std::size_t n_k, std::size_t d, const float *q,
+                                       std::size_t ldq, const float *s, std::size_t lds,
+                                       float scale) {
+  if (null_cache) return ATTNSCORE_ERR_NULL_POINTER;
+  if (foreign) return ATTNSCORE_ERR_BAD_CACHE;
+  if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
+  if (q == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (ldq < d) return ATTNSCORE_ERR_BAD_LDQ;
+  if (lds < n_k) return ATTNSCORE_ERR_BAD_LDS;
+  if (scale_rejected(scale)) return ATTNSCORE_ERR_BAD_SCALE;
+  const Extent qe = extent(q, n_q, d, ldq, sizeof(float));
+  const Extent se = extent(s, n_q, n_k, lds, sizeof(float));
+  if (!qe.ok || !se.ok) return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  return meets(se, qe) ? ATTNSCORE_ERR_OVERLAP : ATTNSCORE_OK;
+}
+
+// A float-aligned place in [lo, lo + n) for `need` bytes, picked by r; nullptr if none.
+float *place_inside(unsigned char *lo, std::size_t n, std::size_t need, std::uint16_t r) {
+  const std::size_t skip = (4 - reinterpret_cast<std::uintptr_t>(lo) % 4) % 4;
+  if (n < skip || n - skip < need) return nullptr;
+  return reinterpret_cast<float *>(lo + skip + (r % (n - skip - need + 1)) / 4 * 4);
+}
+
+int fuzz_kcache(Input &in, int) {
+  g_call = "kcache";
+  Input values = in.stream();
+  const std::size_t d = decode_d(in);
+  std::size_t capacity = decode_rows(in, 69);
+  const std::uint8_t mem_mode = in.u8(), cache_mode = in.u8();
+  if ((mem_mode & 0xc0) == 0xc0) capacity = in.u16() % 600;
+
+  // The size query: 0 exactly when an argument is 0 or the size overflows.
+  const std::size_t need =
+      api("attnscore_kcache_f32_bytes", [&] { return attnscore_kcache_f32_bytes(capacity, d); });
+  std::size_t raw = 0;
+  const bool raw_fits = checked_mul(capacity, d, &raw) && checked_mul(raw, 4, &raw);
+  if (d == 0 || capacity == 0 || !raw_fits) {
+    if (need != 0) fail("attnscore_kcache_f32_bytes(%zu, %zu) = %zu, expected 0", capacity, d, need);
+  } else if (std::size_t pad; checked_mul(capacity + 64, d, &pad) && pad <= SIZE_MAX / 8 &&
+             need < raw) {  // (room for a panel of up to 64 keys of padding and a header)
+    fail("attnscore_kcache_f32_bytes(%zu, %zu) = %zu, below the keys' %zu bytes", capacity, d,
+         need, raw);
+  }
+
+  // Init in memory of exactly the declared bytes: what it asked for, a byte less, a little more,
+  // or a few bytes; at an offset from an aligned start.
+  constexpr std::size_t kMaxCacheBytes = std::size_t{8} << 20;
+  std::size_t bytes;
+  switch (mem_mode & 3) {
+    case 0:
+      bytes = need;
+      break;
+    case 1:
+      bytes = need - (need != 0);
+      break;
+    case 2:
+      bytes = need + (mem_mode >> 2 & 15);
+      break;
+    default:
+      bytes = mem_mode >> 2 & 15;
+  }
+  if (bytes > kMaxCacheBytes) bytes = mem_mode >> 2 & 15;  // too large to allocate here
+  const std::size_t offset = cache_mode & 7;
+  Block mem(offset + bytes, 0xa5);
+  mem.snapshot();
+  const bool null_mem = (cache_mode & 0x38) == 0x38, null_out = (cache_mode & 0x38) == 0x30;
+  attnscore_status want = ATTNSCORE_OK;
+  if (null_mem || null_out)
+    want = ATTNSCORE_ERR_NULL_POINTER;
+  else if (d == 0 || capacity == 0)
+    want = ATTNSCORE_ERR_ZERO_DIM;
+  else if (need == 0)
+    want = ATTNSCORE_ERR_SIZE_OVERFLOW;
+  else if (bytes < need)
+    want = ATTNSCORE_ERR_BUFFER_TOO_SMALL;
+  char what[160];
+  std::snprintf(what, sizeof what, "attnscore_kcache_f32_init(%zu bytes at +%zu, capacity %zu, d %zu)",
+                bytes, offset, capacity, d);
+  g_call = what;
+  attnscore_kcache_f32 *cache = nullptr;
+  const attnscore_status st = api("attnscore_kcache_f32_init", [&] {
+    return attnscore_kcache_f32_init(null_mem ? nullptr : mem.p + offset, bytes, capacity, d,
+                                     null_out ? nullptr : &cache);
+  });
+  if (st != want) fail("returned %d, expected %d", st, want);
+  if (st != ATTNSCORE_OK) {
+    mem.expect_untouched("init error");
+    if (cache != nullptr) fail("init error, but the cache pointer was set");
+  } else {
+    const auto *c = reinterpret_cast<const unsigned char *>(cache);
+    if (c < mem.p + offset || c >= mem.p + offset + bytes) fail("cache outside its memory");
+  }
+
+  // The handle the later calls get: the cache, NULL, or foreign memory (zeros, ones, or a real
+  // cache's memory shifted by a few bytes) that no init made.
+  const bool valid = st == ATTNSCORE_OK;
+  Block foreign(256, (cache_mode & 0x40) ? 0x00 : 0xff);
+  attnscore_kcache_f32 *handle = cache;
+  bool null_cache = !valid, alien = false;
+  if (!valid || (cache_mode & 0x80)) {
+    const std::uint8_t h = in.u8();
+    if (valid && h % 4 == 0) {
+      handle = reinterpret_cast<attnscore_kcache_f32 *>(reinterpret_cast<unsigned char *>(cache) +
+                                                        1 + h / 4 % 15);
+      null_cache = false, alien = true;
+    } else if (h % 4 != 3) {
+      handle = reinterpret_cast<attnscore_kcache_f32 *>(foreign.p + h / 4 % 64);
+      null_cache = false, alien = true;
+    } else {
+      handle = nullptr, null_cache = true;
+    }
+  }
+  if (alien && valid && handle != cache &&
+      reinterpret_cast<unsigned char *>(handle) + 64 > mem.p + offset + bytes)
+    handle = reinterpret_cast<attnscore_kcache_f32 *>(foreign.p);  // stay inside the memory
+  foreign.snapshot();
+
+  // Appends: each a K of n keys at its own stride, or from inside the cache's memory.
+  std::vector<float> keys;  // every key appended, d floats each
+  std::size_t size = 0;
+  const unsigned appends = in.u8() % 4;
+  for (unsigned a = 0; a < appends; ++a) {
+    std::size_t n = decode_rows(in, 69);
+    const std::uint8_t kmode = in.u8();
+    FloatMat k = make_mat(in, &values, n, d);
+    const bool null_k = kmode >= 0xf0;
+    const float *kp = null_k ? nullptr : k.mem ? k.at(0, 0) : reinterpret_cast<float *>(foreign.p);
+    float *in_cache = nullptr;  // K placed in the cache's own memory, holding its whole extent
+    if (valid && !alien && !null_k && kmode % 8 == 7 && k.mem != nullptr && n != 0)
+      in_cache = place_inside(mem.p + offset, bytes, k.span * sizeof(float), in.u16());
+    const bool inside = in_cache != nullptr;
+    if (inside) kp = in_cache;
+    std::vector<float> rows;  // what the keys were before the call
+    if (kp != nullptr && (k.mem || inside) && n != 0)
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t t = 0; t < d; ++t) {
+          float v;
+          std::memcpy(&v, kp + i * k.ld + t, sizeof v);
+          rows.push_back(v);
+        }
+    std::size_t room = capacity - size;
+    const attnscore_status want_a =
+        predict_append(null_cache, alien, n, null_k, k.ld, d, valid ? room : 0,
+                       kp == nullptr || extent(kp, n, d, k.ld, sizeof(float)).ok);
+    if (want_a == ATTNSCORE_OK && n != 0 && !k.mem) return -1;  // valid, but too large here
+    std::snprintf(what, sizeof what, "attnscore_kcache_f32_append(%zu keys, ldk %zu%s%s) at %zu",
+                  n, k.ld, null_k ? ", NULL" : "", inside ? ", inside the cache" : "", size);
+    g_call = what;
+    mem.snapshot();
+    if (k.mem) k.mem->snapshot();
+    const attnscore_status got = api("attnscore_kcache_f32_append", [&] {
+      return attnscore_kcache_f32_append(handle, n, kp, k.ld);
+    });
+    if (k.mem) k.mem->expect_untouched("K after append");
+    foreign.expect_untouched("foreign memory after append");
+    // K inside the cache's memory: the cache may refuse (it overlaps what the append writes)
+    // or take the keys (they lie in memory the append does not touch).
+    if (got != want_a && !(inside && want_a == ATTNSCORE_OK && got == ATTNSCORE_ERR_OVERLAP))
+      fail("returned %d, expected %d", got, want_a);
+    if (got != ATTNSCORE_OK || n == 0) {
+      mem.expect_untouched("append error or no-op");
+      continue;
+    }
+    keys.insert(keys.end(), rows.begin(), rows.end());
+    size += n;
+    if (inside) {  // the keys must have been read before anything was written
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t t = 0; t < d; ++t) {
+          float v;
+          std::memcpy(&v, kp + i * k.ld + t, sizeof v);
+          if (to_bits(v) != to_bits(rows[i * d + t]))
+            fail("the append wrote over its own keys (key %zu, t %zu)", i, t);
+        }
+    }
+  }
+
+  // Queries, and (sometimes) a clear.
+  g_call = "kcache queries";
+  const std::size_t want_size = null_cache || alien ? 0 : size;
+  const std::size_t want_dim = null_cache || alien ? 0 : d;
+  if (api("attnscore_kcache_f32_size", [&] { return attnscore_kcache_f32_size(handle); }) !=
+      want_size)
+    fail("size is not %zu", want_size);
+  if (api("attnscore_kcache_f32_dim", [&] { return attnscore_kcache_f32_dim(handle); }) != want_dim)
+    fail("dim is not %zu", want_dim);
+  const std::uint8_t clear = in.u8();
+  if (clear >= 0xe0) {
+    const attnscore_status want_c = null_cache ? ATTNSCORE_ERR_NULL_POINTER
+                                    : alien    ? ATTNSCORE_ERR_BAD_CACHE
+                                               : ATTNSCORE_OK;
+    if (api("attnscore_kcache_f32_clear", [&] { return attnscore_kcache_f32_clear(handle); }) !=
+        want_c)
+      fail("clear did not return %d", want_c);
+    foreign.expect_untouched("foreign memory after clear");
+    if (want_c == ATTNSCORE_OK) size = 0, keys.clear();
+  }
+
+  // Scores from the cache.
+  std::size_t n_q = decode_rows(in, 19);
+  if (size != 0 && d != 0 && n_q < 20)
+    while (n_q * size * d > (std::size_t{1} << 16) && n_q > 1) n_q /= 2;
+  FloatMat q = make_mat(in, &values, n_q, d);
+  FloatMat s = make_mat(in, nullptr, n_q, size);
+  const std::uint8_t smode = in.u8();
+  const std::uint32_t scale_bits = decode_scale(in);
+  const float scale = from_bits(scale_bits);
+  const bool null_q = smode >= 0xf8 && (smode & 1), null_s = smode >= 0xf8 && (smode & 2);
+  // S inside the cache's memory (refused if it meets the header or the keys' panels).
+  float *sp = null_s ? nullptr : s.mem ? s.at(0, 0) : reinterpret_cast<float *>(foreign.p);
+  float *s_in_cache = nullptr;
+  if (valid && !alien && !null_s && smode % 8 == 6 && s.mem != nullptr && s.span != 0)
+    s_in_cache = place_inside(mem.p + offset, bytes, s.span * sizeof(float), in.u16());
+  const bool s_inside = s_in_cache != nullptr;
+  if (s_inside) sp = s_in_cache;
+  const float *qp = null_q ? nullptr : q.mem ? q.at(0, 0) : reinterpret_cast<float *>(foreign.p);
+  want = predict_kcache_scores(null_cache, alien, n_q, size, d, qp, q.ld, sp, s.ld, scale);
+  std::snprintf(what, sizeof what,
+                "attnscore_scores_f32_kcache(n_q %zu, ldq %zu, %zu keys of %zu, lds %zu, scale "
+                "%#x%s)",
+                n_q, q.ld, size, d, s.ld, scale_bits, s_inside ? ", S inside the cache" : "");
+  g_call = what;
+  const bool works = want == ATTNSCORE_OK && n_q != 0 && size != 0;
+  if (works && (!q.mem || (!s.mem && !s_inside))) return -1;  // valid, but too large to allocate
+  mem.snapshot();
+  if (q.mem) q.mem->snapshot();
+  if (s.mem) s.mem->snapshot();
+  const attnscore_status got = api("attnscore_scores_f32_kcache", [&] {
+    return attnscore_scores_f32_kcache(n_q, qp, q.ld, handle, sp, s.ld, scale);
+  });
+  foreign.expect_untouched("foreign memory after scores");
+  if (q.mem) q.mem->expect_untouched("Q after scores");
+  if (got != want && !(s_inside && want == ATTNSCORE_OK && got == ATTNSCORE_ERR_OVERLAP))
+    fail("returned %d, expected %d", got, want);
+  if (!works || got != ATTNSCORE_OK) {
+    mem.expect_untouched("scores error or no-op");
+    if (s.mem) s.mem->expect_untouched("S after an error");
+    return 0;
+  }
+  // The raw call on the same keys, at the same level: the same bits (a NaN need only be a NaN).
+  std::vector<float> ref(n_q * size), again(n_q * size);
+  const attnscore_status rs = api("attnscore_scores_f32", [&] {
+    return attnscore_scores_f32(n_q, size, d, q.at(0, 0), q.ld, keys.data(), d, ref.data(), size,
+                                scale);
+  });
+  if (rs != ATTNSCORE_OK) fail("the raw call returned %d", rs);
+  auto expect_ref = [&](const float *out, std::size_t ld, const char *when) {
+    for (std::size_t i = 0; i < n_q; ++i)
+      for (std::size_t j = 0; j < size; ++j) {
+        float x;
+        std::memcpy(&x, out + i * ld + j, sizeof x);
+        const float y = ref[i * size + j];
+        if (to_bits(x) != to_bits(y) && !(std::isnan(x) && std::isnan(y)))
+          fail("%s: S[%zu][%zu] = %#x, the raw call %#x", when, i, j, to_bits(x), to_bits(y));
+      }
+  };
+  expect_ref(sp, s.ld, "scores");
+  // S written inside the cache's memory must have missed every key: a second call agrees.
+  if (s_inside) {
+    const attnscore_status st2 = api("attnscore_scores_f32_kcache", [&] {
+      return attnscore_scores_f32_kcache(n_q, qp, q.ld, handle, again.data(), size, scale);
+    });
+    if (st2 != ATTNSCORE_OK) fail("the second call returned %d", st2);
+    expect_ref(again.data(), size, "second call, after S was written inside the cache");
+  }
+  return 0;
+}
+
 // The level cap for the call: BEST, a level of this family, another family's, or any value.
 int decode_cap(Input &in) {
   const std::uint8_t c = in.u8();
@@ -1089,6 +1431,7 @@ const CallFn kCalls[] = {
     [](Input &in, int cap) { return fuzz_scores<F32>(in, Entry::kC, cap); },
     [](Input &in, int cap) { return fuzz_scores<F32>(in, Entry::kCpp, cap); },
     fuzz_queries,
+    fuzz_kcache,
 };
 
 }  // namespace

@@ -10,7 +10,7 @@ import os
 import struct
 import sys
 
-C, CPP, QUERIES = 0, 1, 2
+C, CPP, QUERIES, KCACHE = 0, 1, 2, 3
 
 # Cap codes (decode_cap): c % 8 in 0, 1 -> best; 2..5 -> family level (c >> 3) % n; 6 -> another
 # family's level; 7 -> the next byte as is.
@@ -111,6 +111,44 @@ def exp_byte(e):
     raise ValueError(e)
 
 
+def key_block(n, ldk=TIGHT, mode=INTS, exp=0, null=False, inside=None):
+    """One append (fuzz_kcache): n keys, their stride and values; null K, or K placed at byte
+    `inside` (about) of the cache's memory."""
+    kmode = 0xF0 if null else (7 if inside is not None else 0)
+    extra = struct.pack("<H", inside) if inside is not None else b""
+    return rows(n, 69) + bytes([kmode]) + ldk + bytes([mode, exp_byte(exp)]) + extra
+
+
+def kcache(d, capacity, appends=(), cap=CAP_BEST, mem=0, offset=0, null_mem=False,
+           null_out=False, handle=None, big_capacity=None, clear=False, n_q=1, ldq=TIGHT,
+           q_mode=INTS, lds=TIGHT, s_null=(False, False), s_inside=None, scale=SC_DEFAULT):
+    """The key cache (fuzz_kcache): bytes query and init (mem: 0 exact, 1 a byte short,
+    2 | extra << 2 a few more, 3 | n << 2 just n bytes), appends, queries, a clear, scores.
+    handle: None (the cache), or the byte that picks NULL (3), foreign memory (1, 2) or the cache
+    shifted by 1 + h / 4 % 15 bytes (h % 4 == 0); it is read whenever init fails."""
+    mem_mode = mem | (0xC0 if big_capacity is not None else 0)
+    cache_mode = offset | (0x38 if null_mem else 0x30 if null_out else 0)
+    huge_capacity = isinstance(capacity, bytes)
+    init_fails = (null_mem or null_out or mem == 1 or (mem & 3) == 3 or d == bytes([0]) or
+                  capacity == 0 or huge_capacity)
+    if handle is not None and not init_fails:
+        cache_mode |= 0x80
+    cap_bytes = capacity if huge_capacity else rows(capacity, 69)
+    out = bytes([KCACHE]) + cap + d + cap_bytes + bytes([mem_mode, cache_mode])
+    if big_capacity is not None:
+        out += struct.pack("<H", big_capacity)
+    if handle is not None or init_fails:
+        out += bytes([handle if handle is not None else 3])
+    out += bytes([len(appends)]) + b"".join(appends)
+    out += bytes([0xE0 if clear else 0])
+    smode = 0xF8 | s_null[0] | s_null[1] << 1 if any(s_null) else (6 if s_inside is not None else 0)
+    sc = scale if isinstance(scale, bytes) else bytes([scale])
+    out += rows(n_q) + ldq + bytes([q_mode, 0]) + lds + bytes([0, 0, smode]) + sc
+    if s_inside is not None:
+        out += struct.pack("<H", s_inside)
+    return out
+
+
 def seeds():
     s = {}
     r, d = rows, dim
@@ -198,6 +236,46 @@ def seeds():
     s["names_known"] = bytes([QUERIES, 0, 0, 2, 3, 7, 0, 0x40, 0x2C, 0x01])
     s["names_unknown"] = bytes([QUERIES, 0, 1, 5]) + b"avx51" + bytes([200, 15, 0, 0x90, 7])
     s["names_null"] = bytes([QUERIES, 0, 0xFF, 18, 12, 0, 0x90, 0])
+    # The key cache: decode and prefill from it, every init, append and scores status.
+    kb = key_block
+    s["kc_decode"] = kcache(d(8), 20, (kb(5), kb(7)))
+    s["kc_prefill_tails"] = kcache(d(33), 40, (kb(13, PAD3), kb(1), kb(20, PAD7, MANTISSAS)),
+                                   n_q=9, ldq=PAD1, lds=PAD17, q_mode=MANTISSAS)
+    s["kc_misaligned_mem"] = kcache(d(17), 9, (kb(9, mode=SPECIALS),), mem=2 | 5 << 2, offset=3,
+                                    n_q=3)
+    s["kc_long_d"] = kcache(d(300), 6, (kb(6, mode=MANTISSAS),), n_q=2, q_mode=MANTISSAS)
+    s["kc_big_capacity"] = kcache(d(64), 1, (kb(33), kb(40)), big_capacity=500, n_q=4)
+    s["kc_scale_raw"] = kcache(d(12), 8, (kb(8),), n_q=5, scale=scale_bits(-0.3))
+    for i in range(5):
+        s["kc_cap_family_%d" % i] = kcache(d(20), 30, (kb(17), kb(13)), cap=cap_family(i), n_q=7)
+    s["kc_err_zero_dim"] = kcache(d(0), 5, (kb(3),))
+    s["kc_err_zero_capacity"] = kcache(d(5), 0, (kb(3),))
+    s["kc_err_capacity_overflow"] = kcache(d(4), huge(0), (kb(2),))
+    s["kc_err_capacity_huge"] = kcache(d(64), huge(4), (kb(2),))
+    s["kc_err_mem_short"] = kcache(d(8), 10, (kb(3),), mem=1)
+    s["kc_err_mem_tiny"] = kcache(d(8), 10, (kb(3),), mem=3 | 9 << 2)
+    s["kc_err_null_mem"] = kcache(d(8), 10, (kb(3),), null_mem=True)
+    s["kc_err_null_out"] = kcache(d(8), 10, (kb(3),), null_out=True)
+    s["kc_err_full"] = kcache(d(6), 5, (kb(3), kb(3), kb(2)), n_q=2)
+    s["kc_err_bad_ldk"] = kcache(d(6), 5, (kb(3, SHORT), kb(2)))
+    s["kc_err_null_k"] = kcache(d(6), 5, (kb(3, null=True), kb(2)))
+    s["kc_err_ldk_overflow"] = kcache(d(6), 5, (kb(3, stride_huge(0)),))
+    s["kc_k_inside_cache"] = kcache(d(4), 40, (kb(2), kb(3, inside=0), kb(3, inside=900)), n_q=2)
+    s["kc_err_foreign_zeros"] = kcache(d(8), 10, (kb(3),), handle=1)
+    s["kc_err_foreign_ones"] = kcache(d(8), 10, (kb(3),), handle=2)
+    s["kc_err_shifted"] = kcache(d(8), 10, (kb(3),), handle=28)
+    s["kc_err_null_cache"] = kcache(d(8), 10, (kb(3),), handle=3)
+    s["kc_clear_then_noop"] = kcache(d(8), 10, (kb(3),), clear=True, n_q=2)
+    s["kc_s_inside_cache"] = kcache(d(4), 40, (kb(7),), n_q=2, s_inside=0)
+    s["kc_s_inside_cache_panels"] = kcache(d(4), 60, (kb(32, mode=MANTISSAS),), n_q=1, s_inside=300)
+    s["kc_s_inside_cache_tail"] = kcache(d(4), 60, (kb(3),), n_q=1, s_inside=1100)
+    s["kc_err_null_q"] = kcache(d(8), 10, (kb(3),), s_null=(True, False))
+    s["kc_err_null_s"] = kcache(d(8), 10, (kb(3),), s_null=(False, True))
+    s["kc_err_bad_ldq"] = kcache(d(8), 10, (kb(3),), ldq=SHORT)
+    s["kc_err_bad_lds"] = kcache(d(8), 10, (kb(3),), lds=SHORT)
+    s["kc_err_scale_nan"] = kcache(d(8), 10, (kb(3),), scale=SC_NAN)
+    s["kc_err_scale_denorm"] = kcache(d(8), 10, (kb(3),), scale=SC_DENORM_MIN)
+    s["kc_err_ldq_overflow"] = kcache(d(8), 10, (kb(3),), n_q=3, ldq=stride_huge(0))
     return s
 
 
