@@ -6,13 +6,15 @@
 
 #include "attnscore/attnscore.h"
 #include "bench.hpp"
+#include "tile_f32.hpp"
 
 namespace {
 
 using Arch = xsimd::default_arch;
 using B = xsimd::batch<float, Arch>;
 
-// `iters` steps of 12 independent multiply-adds (FMAs where the level has them): 12 chains
+// `iters` steps of 12 independent multiply-adds (FMAs where the level has them, through the
+// kernels' own tile::fmadd, since xsimd 8.1 has no fused form at avx512f): 12 chains
 // cover 2 pipes x 4-6 cycles of latency, and 12 + 2 registers fit every level's register file.
 float fma_loop(std::size_t iters) {
   constexpr int kChains = 12;
@@ -20,7 +22,7 @@ float fma_loop(std::size_t iters) {
   for (int c = 0; c < kChains; ++c) acc[c] = B(1.0f + c * 1e-3f);
   const B a(0.999999f), b(1e-7f);
   for (std::size_t i = 0; i < iters; ++i)
-    for (int c = 0; c < kChains; ++c) acc[c] = xsimd::fma(acc[c], a, b);
+    for (int c = 0; c < kChains; ++c) acc[c] = attnscore::tile::fmadd(acc[c], a, b);
   B sum = acc[0];
   for (int c = 1; c < kChains; ++c) sum += acc[c];
   return xsimd::hadd(sum);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels.h"
@@ -12,6 +13,28 @@
 
 namespace attnscore {
 namespace tile {
+
+// acc + a * b, fused where the level has FMA. xsimd 8.1 has no fused form for the avx512 archs
+// (its fma falls back to a multiply and an add): they call the intrinsic.
+#if defined(__AVX512F__)
+template <class Arch>
+constexpr bool kIsAvx512 = std::is_base_of<xsimd::avx512f, Arch>::value;
+#else
+template <class Arch>
+constexpr bool kIsAvx512 = false;
+#endif
+template <class Arch, std::enable_if_t<!kIsAvx512<Arch>, int> = 0>
+inline xsimd::batch<float, Arch> fmadd(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b,
+                                       xsimd::batch<float, Arch> acc) noexcept {
+  return xsimd::fma(a, b, acc);
+}
+#if defined(__AVX512F__)
+template <class Arch, std::enable_if_t<kIsAvx512<Arch>, int> = 0>
+inline xsimd::batch<float, Arch> fmadd(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b,
+                                       xsimd::batch<float, Arch> acc) noexcept {
+  return _mm512_fmadd_ps(a, b, acc);
+}
+#endif
 
 // Packs `cols` <= NR keys (rows of K) into a panel: panel[t * NR + j] = k[j * ldk + t] for
 // t < d, zero for j >= cols (so the kernel's padding lanes compute 0 * 0, never garbage).
@@ -83,7 +106,7 @@ inline void qk_f32_panel(std::size_t rows, std::size_t cols, std::size_t d, cons
     for (std::size_t v = 0; v < NV; ++v) kv[v] = B::load_aligned(panel + t * NR + v * W);
     for (std::size_t i = 0; i < MR; ++i) {
       const B qb(qr[i][t]);
-      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = xsimd::fma(qb, kv[v], acc[i][v]);
+      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = fmadd(qb, kv[v], acc[i][v]);
     }
   }
   const B sc((flags & kFinal) ? scale : 1.0f);
@@ -138,7 +161,7 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
       Transpose<Arch>::run(blk);
       for (std::size_t tt = 0; tt < W; ++tt)
         for (std::size_t r = 0; r < R; ++r)
-          acc[r][b] = xsimd::fma(B(qr[r][t + tt]), blk[tt], acc[r][b]);
+          acc[r][b] = fmadd(B(qr[r][t + tt]), blk[tt], acc[r][b]);
     }
   }
   for (; t < d; ++t) {
@@ -149,7 +172,7 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
         col[i] = j < cols ? k[j * ldk + t] : 0.0f;
       }
       const B kv = B::load_aligned(col);
-      for (std::size_t r = 0; r < R; ++r) acc[r][b] = xsimd::fma(B(qr[r][t]), kv, acc[r][b]);
+      for (std::size_t r = 0; r < R; ++r) acc[r][b] = fmadd(B(qr[r][t]), kv, acc[r][b]);
     }
   }
   const B sc(scale);
@@ -200,7 +223,7 @@ inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::s
         for (std::size_t v = 0; v < NV; ++v) {
           const B kv = B::load_aligned(pp + v * W);
           for (std::size_t r = 0; r < R; ++r)
-            acc[r][p][v] = xsimd::fma(B(qr[r][t]), kv, acc[r][p][v]);
+            acc[r][p][v] = fmadd(B(qr[r][t]), kv, acc[r][p][v]);
         }
       }
     }
