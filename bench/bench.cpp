@@ -6,16 +6,18 @@
 #include "bench.hpp"
 
 #include <algorithm>
-#include <ctime>
-#include <string>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
+#include <thread>
 
-#include "attnscore/attnscore.h"
+#include "attnscore/attnscore.hpp"
 #ifdef ATTNSCORE_BENCH_OPENBLAS
 #include <cblas.h>
 #endif
@@ -31,6 +33,7 @@ std::vector<Probe> &probes() {
 std::map<int, double> g_peak;        // level -> measured FMA GFLOP/s
 std::map<std::size_t, double> g_bw;  // K bytes -> measured GB/s reading that much, hot
 double g_dram_bw = 0;                // GB/s reading the cold pool
+double g_dram_bw2 = 0;               // the same with two threads, each reading its half
 int g_best_level = 0;
 
 // Seconds of CPU time this thread has used: the clock Google Benchmark's rate counters divide
@@ -156,6 +159,37 @@ void bm_kcache(benchmark::State &state, attnscore_level level, bench::Shape sh) 
   bench::set_counters(state, sh, level);
 }
 
+// The best level through the built-in pool of `threads` threads (wall-clock time: the work of
+// all threads). %bw for cold decode is against two threads' measured read bandwidth.
+void bm_threads(benchmark::State &state, std::size_t threads, bench::Shape sh) {
+  attnscore::ThreadPool pool(threads);
+  if (pool.status() != ATTNSCORE_OK) {
+    state.SkipWithError(attnscore_status_string(pool.status()));
+    return;
+  }
+  const attnscore_parallel par = pool.parallel();
+  bench::Data data(sh);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const attnscore_status st =
+        attnscore_scores_f32_parallel(&par, sh.n_q, sh.n_k, sh.d, data.q.data(), sh.d,
+                                      data.k_at(i++), sh.d, data.s.data(), sh.n_k, 0.0f);
+    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
+    benchmark::DoNotOptimize(data.s.data());
+    benchmark::ClobberMemory();
+  }
+  using C = benchmark::Counter;
+  state.counters["GFLOP"] = C(sh.flops() * 1e-9, C::kIsIterationInvariantRate);
+  if (sh.decode()) {
+    state.counters["K_GB"] = C(sh.k_bytes() * 1e-9, C::kIsIterationInvariantRate);
+    const double bw = threads == 2 && sh.cold   ? bench::g_dram_bw2
+                      : threads == 1 && sh.cold ? bench::g_dram_bw
+                                                : 0;
+    if (bw > 0)
+      state.counters["%bw"] = C(sh.k_bytes() * 1e-9 / bw * 100, C::kIsIterationInvariantRate);
+  }
+}
+
 #ifdef ATTNSCORE_BENCH_OPENBLAS
 void bm_openblas(benchmark::State &state, bench::Shape sh) {
   bench::Data data(sh);
@@ -220,6 +254,26 @@ void measure_limits() {
   char value[32];
   std::snprintf(value, sizeof value, "%.1f", bench::g_dram_bw);
   benchmark::AddCustomContext("read_gbps_dram", value);
+  // Two threads each streaming its own half of the pool, 64 MiB per call, timed by the wall
+  // clock (as the two-thread benchmarks are): the limit of a two-thread decode.
+  const std::size_t half = pool.size() / 2, chunk = (std::size_t{64} << 20) / sizeof(float);
+  double best2 = 0;
+  for (int round = 0; round < 3; ++round) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::thread other([&] {
+      for (std::size_t c = 0; c + chunk <= half; c += chunk) best->read_sum(pool.data() + c, chunk);
+    });
+    for (std::size_t c = 0; c + chunk <= half; c += chunk)
+      best->read_sum(pool.data() + half + c, chunk);
+    other.join();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best2 = std::max(best2,
+                     static_cast<double>(2 * (half / chunk) * chunk * sizeof(float)) / secs * 1e-9);
+  }
+  bench::g_dram_bw2 = best2;
+  std::snprintf(value, sizeof value, "%.1f", best2);
+  benchmark::AddCustomContext("read_gbps_dram_2threads", value);
 }
 
 }  // namespace
@@ -235,11 +289,10 @@ int main(int argc, char **argv) {
   benchmark::AddCustomContext("openblas_core", core);
   const std::uint64_t cpu = attnscore_cpu_features();
   const bool avx512_core = core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids";
-  const char *best = (cpu & ATTNSCORE_CPU_AVX512F) && !avx512_core ? "SkylakeX"
-                     : (cpu & ATTNSCORE_CPU_AVX2) && !avx512_core && core != "Haswell" &&
-                             core != "Zen"
-                         ? "Haswell"
-                         : nullptr;
+  const char *best =
+      (cpu & ATTNSCORE_CPU_AVX512F) && !avx512_core ? "SkylakeX"
+      : (cpu & ATTNSCORE_CPU_AVX2) && !avx512_core && core != "Haswell" && core != "Zen" ? "Haswell"
+                                                                                         : nullptr;
   if (best != nullptr)
     std::fprintf(stderr,
                  "warning: OpenBLAS runs its %s kernel on this CPU; for a fair anchor run with "
@@ -264,6 +317,14 @@ int main(int argc, char **argv) {
                                          level, sh)
                 ->Unit(benchmark::kMicrosecond);
         }
+        for (std::size_t threads : {1, 2})
+          benchmark::RegisterBenchmark(
+              ("threads:" + std::to_string(threads) + "/" +
+               attnscore_kernel_name(ATTNSCORE_DTYPE_F32) + "/" + sh.name())
+                  .c_str(),
+              bm_threads, threads, sh)
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
 #ifdef ATTNSCORE_BENCH_OPENBLAS
         benchmark::RegisterBenchmark(
             ((sh.decode() ? "openblas_sgemv/" : "openblas_sgemm/") + sh.name()).c_str(),

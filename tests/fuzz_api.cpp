@@ -1131,7 +1131,7 @@ FloatMat make_mat(Input &in, Input *values, std::size_t rows, std::size_t cols) 
 }
 
 attnscore_status predict_append(bool null_cache, bool foreign, std::size_t n, bool null_k,
-                                 std::size_t ldk, std::size_t d, std::size_t room, bool k_extent) {
+                                std::size_t ldk, std::size_t d, std::size_t room, bool k_extent) {
   if (null_cache) return ATTNSCORE_ERR_NULL_POINTER;
   if (foreign) return ATTNSCORE_ERR_BAD_CACHE;
   if (n == 0) return ATTNSCORE_OK;
@@ -1180,11 +1180,13 @@ int fuzz_kcache(Input &in, int) {
   std::size_t raw = 0;
   const bool raw_fits = checked_mul(capacity, d, &raw) && checked_mul(raw, 4, &raw);
   if (d == 0 || capacity == 0 || !raw_fits) {
-    if (need != 0) fail("attnscore_kcache_f32_bytes(%zu, %zu) = %zu, expected 0", capacity, d, need);
-  } else if (std::size_t pad; checked_mul(capacity + 64, d, &pad) && pad <= SIZE_MAX / 8 &&
+    if (need != 0)
+      fail("attnscore_kcache_f32_bytes(%zu, %zu) = %zu, expected 0", capacity, d, need);
+  } else if (std::size_t pad;
+             checked_mul(capacity + 64, d, &pad) && pad <= SIZE_MAX / 8 &&
              need < raw) {  // (room for a panel of up to 64 keys of padding and a header)
-    fail("attnscore_kcache_f32_bytes(%zu, %zu) = %zu, below the keys' %zu bytes", capacity, d,
-         need, raw);
+    fail("attnscore_kcache_f32_bytes(%zu, %zu) = %zu, below the keys' %zu bytes", capacity, d, need,
+         raw);
   }
 
   // Init in memory of exactly the declared bytes: what it asked for, a byte less, a little more,
@@ -1219,8 +1221,9 @@ int fuzz_kcache(Input &in, int) {
   else if (bytes < need)
     want = ATTNSCORE_ERR_BUFFER_TOO_SMALL;
   char what[160];
-  std::snprintf(what, sizeof what, "attnscore_kcache_f32_init(%zu bytes at +%zu, capacity %zu, d %zu)",
-                bytes, offset, capacity, d);
+  std::snprintf(what, sizeof what,
+                "attnscore_kcache_f32_init(%zu bytes at +%zu, capacity %zu, d %zu)", bytes, offset,
+                capacity, d);
   g_call = what;
   attnscore_kcache_f32 *cache = nullptr;
   const attnscore_status st = api("attnscore_kcache_f32_init", [&] {
@@ -1288,8 +1291,8 @@ int fuzz_kcache(Input &in, int) {
         predict_append(null_cache, alien, n, null_k, k.ld, d, valid ? room : 0,
                        kp == nullptr || extent(kp, n, d, k.ld, sizeof(float)).ok);
     if (want_a == ATTNSCORE_OK && n != 0 && !k.mem) return -1;  // valid, but too large here
-    std::snprintf(what, sizeof what, "attnscore_kcache_f32_append(%zu keys, ldk %zu%s%s) at %zu",
-                  n, k.ld, null_k ? ", NULL" : "", inside ? ", inside the cache" : "", size);
+    std::snprintf(what, sizeof what, "attnscore_kcache_f32_append(%zu keys, ldk %zu%s%s) at %zu", n,
+                  k.ld, null_k ? ", NULL" : "", inside ? ", inside the cache" : "", size);
     g_call = what;
     mem.snapshot();
     if (k.mem) k.mem->snapshot();

@@ -49,7 +49,7 @@ float attnscore_default_scale(size_t d) {
 
 const char *attnscore_status_string(attnscore_status status_in) {
   const int v = enum_int(status_in);
-  if (v < 0 || v > ATTNSCORE_ERR_BAD_CACHE) return "unknown attnscore status";
+  if (v < 0 || v > ATTNSCORE_ERR_SYSTEM) return "unknown attnscore status";
   switch (static_cast<attnscore_status>(v)) {
     case ATTNSCORE_OK:
       return "success";
@@ -81,6 +81,8 @@ const char *attnscore_status_string(attnscore_status status_in) {
       return "the key cache is full";
     case ATTNSCORE_ERR_BAD_CACHE:
       return "not an initialised key cache";
+    case ATTNSCORE_ERR_SYSTEM:
+      return "the system refused a thread or memory";
     case ATTNSCORE_STATUS_MAX_ENUM:
       break;
   }
@@ -90,20 +92,9 @@ const char *attnscore_status_string(attnscore_status status_in) {
 attnscore_status attnscore_scores_f32(size_t n_q, size_t n_k, size_t d, const float *q, size_t ldq,
                                       const float *k, size_t ldk, float *s, size_t lds,
                                       float scale) {
-  if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
-  if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
-  if (q == nullptr || k == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
-  if (ldq < d) return ATTNSCORE_ERR_BAD_LDQ;
-  if (ldk < d) return ATTNSCORE_ERR_BAD_LDK;
-  if (lds < n_k) return ATTNSCORE_ERR_BAD_LDS;
-  if (!scale_ok(scale)) return ATTNSCORE_ERR_BAD_SCALE;
-  std::size_t q_bytes, k_bytes, s_bytes;
-  if (!extent_bytes(q, n_q, d, ldq, sizeof(float), &q_bytes) ||
-      !extent_bytes(k, n_k, d, ldk, sizeof(float), &k_bytes) ||
-      !extent_bytes(s, n_q, n_k, lds, sizeof(float), &s_bytes))
-    return ATTNSCORE_ERR_SIZE_OVERFLOW;
-  if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, k, k_bytes))
-    return ATTNSCORE_ERR_OVERLAP;
+  const attnscore_status st =
+      check_scores(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, sizeof(float), sizeof(float));
+  if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
   run_f32(active_kernel_f32(), n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
   return ATTNSCORE_OK;

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "attnscore/attnscore.h"
+
 namespace attnscore {
 
 // Extent in bytes of a row-major matrix, checked against size_t and address-space wrap.
@@ -44,6 +46,30 @@ inline bool overlaps(const void *a, std::size_t a_bytes, const void *b,
                      std::size_t b_bytes) noexcept {
   const auto a0 = reinterpret_cast<std::uintptr_t>(a), b0 = reinterpret_cast<std::uintptr_t>(b);
   return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
+// Every check of a scores call on raw Q and K, in the documented order (README "Bad input");
+// in_elem and out_elem are the bytes of an input and an output element. ATTNSCORE_OK with
+// n_q or n_k zero is the successful no-op.
+inline attnscore_status check_scores(std::size_t n_q, std::size_t n_k, std::size_t d, const void *q,
+                                     std::size_t ldq, const void *k, std::size_t ldk, const void *s,
+                                     std::size_t lds, float scale, std::size_t in_elem,
+                                     std::size_t out_elem) noexcept {
+  if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
+  if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
+  if (q == nullptr || k == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (ldq < d) return ATTNSCORE_ERR_BAD_LDQ;
+  if (ldk < d) return ATTNSCORE_ERR_BAD_LDK;
+  if (lds < n_k) return ATTNSCORE_ERR_BAD_LDS;
+  if (!scale_ok(scale)) return ATTNSCORE_ERR_BAD_SCALE;
+  std::size_t q_bytes, k_bytes, s_bytes;
+  if (!extent_bytes(q, n_q, d, ldq, in_elem, &q_bytes) ||
+      !extent_bytes(k, n_k, d, ldk, in_elem, &k_bytes) ||
+      !extent_bytes(s, n_q, n_k, lds, out_elem, &s_bytes))
+    return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, k, k_bytes))
+    return ATTNSCORE_ERR_OVERLAP;
+  return ATTNSCORE_OK;
 }
 
 }  // namespace attnscore

@@ -160,8 +160,7 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
       }
       Transpose<Arch>::run(blk);
       for (std::size_t tt = 0; tt < W; ++tt)
-        for (std::size_t r = 0; r < R; ++r)
-          acc[r][b] = fmadd(B(qr[r][t + tt]), blk[tt], acc[r][b]);
+        for (std::size_t r = 0; r < R; ++r) acc[r][b] = fmadd(B(qr[r][t + tt]), blk[tt], acc[r][b]);
     }
   }
   for (; t < d; ++t) {
@@ -222,8 +221,7 @@ inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::s
         const float *pp = base + (p < np ? p : np - 1) * stride + t * NR;
         for (std::size_t v = 0; v < NV; ++v) {
           const B kv = B::load_aligned(pp + v * W);
-          for (std::size_t r = 0; r < R; ++r)
-            acc[r][p][v] = fmadd(B(qr[r][t]), kv, acc[r][p][v]);
+          for (std::size_t r = 0; r < R; ++r) acc[r][p][v] = fmadd(B(qr[r][t]), kv, acc[r][p][v]);
         }
       }
     }

@@ -28,6 +28,7 @@ typedef enum attnscore_status {
       12,                        /**< key cache memory smaller than attnscore_kcache_f32_bytes */
   ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
   ATTNSCORE_ERR_BAD_CACHE = 14,  /**< not a key cache made by attnscore_kcache_f32_init */
+  ATTNSCORE_ERR_SYSTEM = 30,     /**< the system refused a thread or memory (pool creation) */
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
@@ -140,6 +141,63 @@ attnscore_status attnscore_kcache_f32_clear(attnscore_kcache_f32 *cache);
 attnscore_status attnscore_scores_f32_kcache(size_t n_q, const float *q, size_t ldq,
                                              const attnscore_kcache_f32 *cache, float *s,
                                              size_t lds, float scale);
+
+/**
+ * One task of a parallel call: computes part `index` (0 ... n_tasks - 1) of the work behind
+ * `task_ctx`. Tasks are independent: any order, any thread, at the same time.
+ */
+typedef void (*attnscore_task_fn)(void *task_ctx, size_t index);
+
+/**
+ * The caller's parallel-for: runs fn(task_ctx, i) exactly once for every i < n_tasks, on any
+ * threads in any order, and returns when all have finished. `pool_ctx` is the context given in
+ * attnscore_parallel.
+ */
+typedef void (*attnscore_parallel_for_fn)(void *pool_ctx, attnscore_task_fn fn, void *task_ctx,
+                                          size_t n_tasks);
+
+/** A parallel-for to run a call's tasks on: the caller's thread pool, or attnscore_pool_parallel.
+ */
+typedef struct attnscore_parallel {
+  attnscore_parallel_for_fn parallel_for; /**< called once per call (never for a no-op or error) */
+  void *ctx;                              /**< passed to parallel_for as pool_ctx */
+  size_t threads; /**< threads that run tasks at once: the call makes that many (0 counts as 1) */
+} attnscore_parallel;
+
+/**
+ * attnscore_scores_f32 with its work split into tasks run through `par` (NULL: on the calling
+ * thread). S is split into blocks of whole register tiles (along the keys, or along the rows
+ * when there are fewer key panels than threads); every block gives the bits the whole call
+ * gives, so the results are identical to attnscore_scores_f32 for any thread count, split or
+ * task order. Statuses as attnscore_scores_f32, then ATTNSCORE_ERR_NULL_POINTER if
+ * par->parallel_for is NULL; on error nothing is written and the hook is not called.
+ */
+attnscore_status attnscore_scores_f32_parallel(const attnscore_parallel *par, size_t n_q,
+                                               size_t n_k, size_t d, const float *q, size_t ldq,
+                                               const float *k, size_t ldk, float *s, size_t lds,
+                                               float scale);
+
+/** The built-in thread pool, for callers without one (never created implicitly). */
+typedef struct attnscore_pool attnscore_pool;
+
+/**
+ * Starts a pool of `threads` threads in all: the calling thread of each parallel call and
+ * threads - 1 workers (0: one per CPU the system reports). Errors: ATTNSCORE_ERR_NULL_POINTER,
+ * ATTNSCORE_ERR_SYSTEM (a thread or memory refused; nothing is left running).
+ */
+attnscore_status attnscore_pool_create(size_t threads, attnscore_pool **pool);
+
+/** Stops and joins the workers and frees the pool (NULL: no-op). No call may be using it. */
+void attnscore_pool_destroy(attnscore_pool *pool);
+
+/** The threads of a pool, the caller's included (0 for NULL). */
+size_t attnscore_pool_threads(const attnscore_pool *pool);
+
+/**
+ * The parallel-for that runs tasks on the pool (all zero for NULL). Parallel calls given it
+ * from several threads at once take turns on the pool.
+ */
+attnscore_parallel attnscore_pool_parallel(attnscore_pool *pool);
 
 /** The scale used when 0.0f is passed: the float nearest to 1/sqrt(d); 0.0f for d == 0. */
 float attnscore_default_scale(size_t d);

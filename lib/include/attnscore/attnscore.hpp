@@ -50,6 +50,36 @@ inline Status scores(MatrixView<const float> q, MatrixView<const float> k, Matri
                               scale);
 }
 
+/// attnscore_scores_f32_parallel over views: the same bits as scores() for any thread count.
+inline Status scores(MatrixView<const float> q, MatrixView<const float> k, MatrixView<float> s,
+                     const attnscore_parallel &par, float scale = 0.0f) noexcept {
+  if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_f32_parallel(&par, q.rows, k.rows, q.cols, q.data, q.ld, k.data, k.ld,
+                                       s.data, s.ld, scale);
+}
+
+/// The built-in thread pool (attnscore_pool_create), owned: its threads stop with it.
+class ThreadPool {
+ public:
+  /// `threads` in all, the caller's included (0: one per CPU); check status().
+  explicit ThreadPool(std::size_t threads = 0) noexcept
+      : status_(attnscore_pool_create(threads, &pool_)) {}
+  ~ThreadPool() { attnscore_pool_destroy(pool_); }
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  /// ATTNSCORE_OK if the threads started, else why not.
+  Status status() const noexcept { return status_; }
+  /// Threads in all (0 if it did not start).
+  std::size_t threads() const noexcept { return attnscore_pool_threads(pool_); }
+  /// The parallel-for to pass to parallel calls.
+  attnscore_parallel parallel() const noexcept { return attnscore_pool_parallel(pool_); }
+
+ private:
+  attnscore_pool *pool_ = nullptr;
+  Status status_;
+};
+
 /// The packed key cache over caller memory (see attnscore_kcache_f32_init): K kept in the
 /// kernels' layout, appended a token at a time. Allocation-free; not copyable (it points into
 /// the memory it was given).

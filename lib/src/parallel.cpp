@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// Parallel calls through the caller's parallel-for, and the small built-in pool.
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <thread>
+#include <vector>
+
+#include "checks.h"
+#include "kernels.h"
+
+// The built-in pool: workers wait for a job (a generation number), take task indices from an
+// atomic counter, and the last to finish wakes the caller, who takes tasks too. Nothing is
+// allocated per call.
+struct attnscore_pool {
+  std::vector<std::thread> workers;
+  std::mutex call;  // one parallel-for at a time on a pool
+  std::mutex m;
+  std::condition_variable start, done;
+  std::uint64_t generation = 0;
+  bool stop = false;
+  attnscore_task_fn fn = nullptr;
+  void *task_ctx = nullptr;
+  std::size_t n_tasks = 0;
+  std::atomic<std::size_t> next{0};
+  std::size_t busy = 0;  // workers not yet done with this generation
+
+  void take_tasks() {
+    for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n_tasks;)
+      fn(task_ctx, i);
+  }
+
+  void work() {
+    std::uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(m);
+        start.wait(lock, [&] { return stop || generation != seen; });
+        if (stop) return;
+        seen = generation;
+      }
+      take_tasks();
+      std::lock_guard<std::mutex> lock(m);
+      if (--busy == 0) done.notify_one();
+    }
+  }
+
+  void parallel_for(attnscore_task_fn f, void *ctx, std::size_t n) {
+    std::lock_guard<std::mutex> one_call(call);
+    {
+      std::lock_guard<std::mutex> lock(m);
+      fn = f, task_ctx = ctx, n_tasks = n;
+      next.store(0, std::memory_order_relaxed);
+      busy = workers.size();
+      ++generation;
+    }
+    start.notify_all();
+    take_tasks();
+    std::unique_lock<std::mutex> lock(m);
+    done.wait(lock, [&] { return busy == 0; });
+  }
+
+  void shut_down() noexcept {
+    {
+      std::lock_guard<std::mutex> lock(m);
+      stop = true;
+    }
+    start.notify_all();
+    for (std::thread &t : workers) t.join();
+    workers.clear();
+  }
+};
+
+namespace attnscore {
+namespace {
+
+void pool_parallel_for(void *pool, attnscore_task_fn fn, void *task_ctx, std::size_t n_tasks) {
+  static_cast<attnscore_pool *>(pool)->parallel_for(fn, task_ctx, n_tasks);
+}
+
+std::size_t ceil_div(std::size_t a, std::size_t b) noexcept { return a / b + (a % b != 0); }
+
+// One f32 call split into blocks of S: `step` keys (whole panels) per task, or `step` rows
+// (whole tiles) per task. Each block runs the same driver as the whole call, and every element
+// is summed over t in the same order in any block, so the split never changes a bit.
+struct F32Split {
+  const KernelF32 *kernel;
+  std::size_t n_q, n_k, d;
+  const float *q;
+  std::size_t ldq;
+  const float *k;
+  std::size_t ldk;
+  float *s;
+  std::size_t lds;
+  float scale;
+  bool by_rows;
+  std::size_t step;
+};
+
+void run_f32_task(void *ctx, std::size_t task) {
+  const F32Split &w = *static_cast<const F32Split *>(ctx);
+  const std::size_t n = w.by_rows ? w.n_q : w.n_k, first = task * w.step;
+  if (first >= n) return;
+  const std::size_t count = std::min(w.step, n - first);
+  if (w.by_rows)
+    run_f32(*w.kernel, count, w.n_k, w.d, w.q + first * w.ldq, w.ldq, w.k, w.ldk,
+            w.s + first * w.lds, w.lds, w.scale);
+  else
+    run_f32(*w.kernel, w.n_q, count, w.d, w.q, w.ldq, w.k + first * w.ldk, w.ldk, w.s + first,
+            w.lds, w.scale);
+}
+
+// Keys per task below which a decode split costs more than it saves (a few KiB of K).
+constexpr std::size_t kMinDecodeKeys = 256;
+
+// One task per thread, each a block of whole tiles: the keys are split when there are enough
+// key panels (each task then packs only its own), else the rows.
+void plan_f32(F32Split &w, std::size_t threads, std::size_t *n_tasks) {
+  const KernelF32 &kn = *w.kernel;
+  if (w.n_q <= kDecodeRows && w.n_q < kn.mr) {  // decode: key ranges
+    const std::size_t tasks = std::max<std::size_t>(1, std::min(threads, w.n_k / kMinDecodeKeys));
+    w.by_rows = false;
+    w.step = ceil_div(ceil_div(w.n_k, tasks), kn.nr_dec) * kn.nr_dec;
+  } else if (ceil_div(w.n_k, kn.nr) >= threads) {  // prefill: key panels
+    w.by_rows = false;
+    w.step = ceil_div(ceil_div(w.n_k, kn.nr), threads) * kn.nr;
+  } else {  // prefill with few keys: row tiles
+    w.by_rows = true;
+    w.step = ceil_div(ceil_div(w.n_q, kn.mr), threads) * kn.mr;
+  }
+  *n_tasks = ceil_div(w.by_rows ? w.n_q : w.n_k, w.step);
+}
+
+}  // namespace
+}  // namespace attnscore
+
+using namespace attnscore;
+
+extern "C" {
+
+attnscore_status attnscore_scores_f32_parallel(const attnscore_parallel *par, size_t n_q,
+                                               size_t n_k, size_t d, const float *q, size_t ldq,
+                                               const float *k, size_t ldk, float *s, size_t lds,
+                                               float scale) {
+  const attnscore_status st =
+      check_scores(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, sizeof(float), sizeof(float));
+  if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
+  if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (scale == 0.0f) scale = attnscore_default_scale(d);
+  F32Split w{&active_kernel_f32(), n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, false, n_k};
+  if (par == nullptr) {
+    run_f32_task(&w, 0);
+    return ATTNSCORE_OK;
+  }
+  std::size_t n_tasks;
+  plan_f32(w, par->threads == 0 ? 1 : par->threads, &n_tasks);
+  par->parallel_for(par->ctx, run_f32_task, &w, n_tasks);
+  return ATTNSCORE_OK;
+}
+
+attnscore_status attnscore_pool_create(size_t threads, attnscore_pool **pool) {
+  if (pool == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  attnscore_pool *p = new (std::nothrow) attnscore_pool;
+  if (p == nullptr) return ATTNSCORE_ERR_SYSTEM;
+  try {
+    p->workers.reserve(threads - 1);
+    for (std::size_t i = 1; i < threads; ++i) p->workers.emplace_back([p] { p->work(); });
+  } catch (...) {  // std::system_error or std::bad_alloc: stop what started
+    p->shut_down();
+    delete p;
+    return ATTNSCORE_ERR_SYSTEM;
+  }
+  *pool = p;
+  return ATTNSCORE_OK;
+}
+
+void attnscore_pool_destroy(attnscore_pool *pool) {
+  if (pool == nullptr) return;
+  pool->shut_down();
+  delete pool;
+}
+
+size_t attnscore_pool_threads(const attnscore_pool *pool) {
+  return pool == nullptr ? 0 : pool->workers.size() + 1;
+}
+
+attnscore_parallel attnscore_pool_parallel(attnscore_pool *pool) {
+  if (pool == nullptr) return {nullptr, nullptr, 0};
+  return {pool_parallel_for, pool, pool->workers.size() + 1};
+}
+
+}  // extern "C"

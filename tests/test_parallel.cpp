@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+// Parallel calls: the same bits as the single-threaded call for every thread count, split and
+// task order, through the built-in pool and through hooks of the caller's kind.
+#include <algorithm>
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "attnscore/attnscore.hpp"
+#include "support.hpp"
+
+namespace {
+
+using testing::Buffer;
+using testing::from_bits;
+using testing::kGuardBits;
+using testing::to_bits;
+
+// Hooks as callers write them. Each counts its calls and the tasks it ran.
+struct Hook {
+  enum Order { kForward, kReverse, kShuffled, kThreads } order;
+  std::size_t calls = 0, tasks = 0;
+};
+
+void hook_parallel_for(void *ctx, attnscore_task_fn fn, void *task_ctx, std::size_t n) {
+  Hook &h = *static_cast<Hook *>(ctx);
+  ++h.calls;
+  h.tasks += n;
+  std::vector<std::size_t> idx(n);
+  std::iota(idx.begin(), idx.end(), std::size_t{0});
+  switch (h.order) {
+    case Hook::kReverse:
+      std::reverse(idx.begin(), idx.end());
+      break;
+    case Hook::kShuffled: {
+      std::mt19937 rng(static_cast<unsigned>(n * 7919));
+      std::shuffle(idx.begin(), idx.end(), rng);
+      break;
+    }
+    case Hook::kThreads: {  // one std::thread per task, all at once
+      std::vector<std::thread> ts;
+      for (std::size_t i : idx) ts.emplace_back([=] { fn(task_ctx, i); });
+      for (std::thread &t : ts) t.join();
+      return;
+    }
+    default:
+      break;
+  }
+  for (std::size_t i : idx) fn(task_ctx, i);
+}
+
+struct Case {
+  std::size_t n_q, n_k, d;
+};
+
+// Decode (1-3 rows, key ranges), prefill with many key panels (key split), few keys (row split),
+// edge tiles, and d past one stack panel's chunk (partial sums through S).
+const Case kCases[] = {{1, 1, 3},     {1, 4096, 64},  {3, 1000, 33},  {2, 700, 128},
+                       {17, 100, 19}, {64, 64, 64},   {200, 37, 40},  {100, 5, 7},
+                       {9, 300, 700}, {33, 257, 128}, {1, 513, 1100}, {130, 130, 96}};
+
+std::vector<float> run_single(const Case &c, const Buffer &q, const Buffer &k, std::size_t lds) {
+  std::vector<float> s(c.n_q * lds, from_bits(kGuardBits));
+  REQUIRE(attnscore_scores_f32(c.n_q, c.n_k, c.d, q.data(), q.ld, k.data(), k.ld, s.data(), lds,
+                               0.0f) == ATTNSCORE_OK);
+  return s;
+}
+
+bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("parallel f32 calls give the single-threaded bits", "[parallel]") {
+  testing::CapGuard guard;
+  std::mt19937 rng(4242);
+  attnscore::ThreadPool pools[] = {attnscore::ThreadPool(1), attnscore::ThreadPool(2),
+                                   attnscore::ThreadPool(3), attnscore::ThreadPool(7)};
+  for (const attnscore::ThreadPool &p : pools) REQUIRE(p.status() == ATTNSCORE_OK);
+  for (attnscore_level level : testing::runnable_levels()) {
+    REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+    for (const Case &c : kCases) {
+      Buffer q(c.n_q, c.d, c.d + 3, 1, from_bits(kGuardBits));
+      Buffer k(c.n_k, c.d, c.d + 1, 2, from_bits(kGuardBits));
+      testing::fill_uniform(q, rng);
+      testing::fill_uniform(k, rng);
+      const std::size_t lds = c.n_k + 5;
+      const std::vector<float> want = run_single(c, q, k, lds);
+      auto check = [&](const attnscore_parallel *par, const char *what, std::size_t threads) {
+        INFO(attnscore_level_name(level) << " " << c.n_q << "x" << c.n_k << " d " << c.d << ": "
+                                         << what << ", " << threads << " threads");
+        std::vector<float> got(c.n_q * lds, from_bits(kGuardBits));
+        REQUIRE(attnscore_scores_f32_parallel(par, c.n_q, c.n_k, c.d, q.data(), q.ld, k.data(),
+                                              k.ld, got.data(), lds, 0.0f) == ATTNSCORE_OK);
+        CHECK(same_bits(got, want));
+      };
+      check(nullptr, "no pool", 1);
+      for (const attnscore::ThreadPool &p : pools) {
+        const attnscore_parallel par = p.parallel();
+        check(&par, "built-in pool", p.threads());
+      }
+      for (Hook::Order order : {Hook::kForward, Hook::kReverse, Hook::kShuffled, Hook::kThreads}) {
+        for (std::size_t threads : {0, 1, 2, 3, 7, 64}) {
+          Hook h{order};
+          const attnscore_parallel par{hook_parallel_for, &h, threads};
+          check(&par, "caller's hook", threads);
+          CHECK(h.calls == 1);  // the hook once per call
+          CHECK(h.tasks >= 1);
+          CHECK(h.tasks <= std::max<std::size_t>(threads, 1));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("parallel calls split the work across the threads", "[parallel]") {
+  Hook h{Hook::kForward};
+  const attnscore_parallel par{hook_parallel_for, &h, 2};
+  std::vector<float> q(512 * 64, 0.5f), k(512 * 64, 0.25f), s(512 * 512);
+  REQUIRE(attnscore_scores_f32_parallel(&par, 512, 512, 64, q.data(), 64, k.data(), 64, s.data(),
+                                        512, 1.0f) == ATTNSCORE_OK);
+  CHECK(h.tasks == 2);  // prefill: both threads get half the key panels
+  REQUIRE(attnscore_scores_f32_parallel(&par, 1, 512, 64, q.data(), 64, k.data(), 64, s.data(), 512,
+                                        1.0f) == ATTNSCORE_OK);
+  CHECK(h.tasks == 4);  // decode: two key ranges
+  for (float x : s) REQUIRE(x == 8.0f);
+}
+
+TEST_CASE("parallel calls reject bad input without calling the hook", "[parallel]") {
+  Hook h{Hook::kForward};
+  const attnscore_parallel par{hook_parallel_for, &h, 3};
+  std::vector<float> q(4 * 8, 1.0f), k(4 * 8, 1.0f);
+  std::vector<float> s(16, from_bits(kGuardBits));
+  auto untouched = [&] {
+    for (float x : s)
+      if (to_bits(x) != kGuardBits) return false;
+    return true;
+  };
+  CHECK(attnscore_scores_f32_parallel(&par, 4, 4, 0, q.data(), 8, k.data(), 8, s.data(), 4, 0.0f) ==
+        ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_scores_f32_parallel(&par, 4, 4, 8, q.data(), 7, k.data(), 8, s.data(), 4, 0.0f) ==
+        ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(attnscore_scores_f32_parallel(&par, 4, 4, 8, q.data(), 8, k.data(), 8, q.data() + 2, 4,
+                                      0.0f) == ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_scores_f32_parallel(&par, 4, 4, 8, q.data(), 8, k.data(), 8, s.data(), 4,
+                                      from_bits(0x7fc00000u)) == ATTNSCORE_ERR_BAD_SCALE);
+  CHECK(attnscore_scores_f32_parallel(&par, 0, 4, 8, nullptr, 8, nullptr, 8, nullptr, 4, 0.0f) ==
+        ATTNSCORE_OK);
+  const attnscore_parallel no_fn{nullptr, &h, 2};
+  CHECK(attnscore_scores_f32_parallel(&no_fn, 4, 4, 8, q.data(), 8, k.data(), 8, s.data(), 4,
+                                      0.0f) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(h.calls == 0);
+  CHECK(untouched());
+  // The C++ view wrapper: shapes first.
+  const attnscore::MatrixView<const float> qv(q.data(), 4, 8), kv(k.data(), 4, 8);
+  CHECK(attnscore::scores(qv, kv, attnscore::MatrixView<float>(s.data(), 4, 3), par) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(attnscore::scores(qv, kv, attnscore::MatrixView<float>(s.data(), 4, 4), par, 1.0f) ==
+        ATTNSCORE_OK);
+  CHECK(h.calls == 1);
+  for (float x : s) CHECK(x == 8.0f);
+}
+
+TEST_CASE("the built-in pool", "[parallel]") {
+  CHECK(attnscore_pool_create(2, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  attnscore_pool *pool = nullptr;
+  REQUIRE(attnscore_pool_create(0, &pool) == ATTNSCORE_OK);  // one thread per CPU
+  CHECK(attnscore_pool_threads(pool) == std::max(1u, std::thread::hardware_concurrency()));
+  attnscore_pool_destroy(pool);
+  attnscore_pool_destroy(nullptr);
+  CHECK(attnscore_pool_threads(nullptr) == 0);
+  const attnscore_parallel none = attnscore_pool_parallel(nullptr);
+  CHECK((none.parallel_for == nullptr && none.ctx == nullptr && none.threads == 0));
+
+  // Every task exactly once, over many calls, with calls from two threads taking turns.
+  attnscore::ThreadPool p(3);
+  REQUIRE(p.status() == ATTNSCORE_OK);
+  CHECK(p.threads() == 3);
+  const attnscore_parallel par = p.parallel();
+  auto hammer = [&] {
+    std::vector<std::atomic<int>> hits(37);
+    for (int round = 0; round < 200; ++round) {
+      for (auto &x : hits) x.store(0);
+      par.parallel_for(
+          par.ctx,
+          [](void *ctx, std::size_t i) {
+            (*static_cast<std::vector<std::atomic<int>> *>(ctx))[i].fetch_add(1);
+          },
+          &hits, hits.size());
+      for (auto &x : hits)
+        if (x.load() != 1) return false;
+    }
+    return true;
+  };
+  bool other_ok = false;
+  std::thread other([&] { other_ok = hammer(); });
+  const bool ok = hammer();
+  other.join();
+  CHECK(ok);
+  CHECK(other_ok);
+}
