@@ -118,6 +118,52 @@ TEST_CASE("parallel f32 calls give the single-threaded bits", "[parallel]") {
   }
 }
 
+TEST_CASE("parallel calls on the key cache give the single-threaded bits", "[parallel]") {
+  testing::CapGuard guard;
+  std::mt19937 rng(977);
+  attnscore::ThreadPool pool(3);
+  REQUIRE(pool.status() == ATTNSCORE_OK);
+  for (attnscore_level level : testing::runnable_levels()) {
+    REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+    for (const Case &c : kCases) {
+      Buffer q(c.n_q, c.d, c.d + 3, 1, from_bits(kGuardBits));
+      Buffer k(c.n_k, c.d, c.d, 0, from_bits(kGuardBits));
+      testing::fill_uniform(q, rng);
+      testing::fill_uniform(k, rng);
+      std::vector<unsigned char> mem(attnscore::KeyCache::bytes(c.n_k, c.d));
+      attnscore::KeyCache cache(mem.data(), mem.size(), c.n_k, c.d);
+      REQUIRE(cache.status() == ATTNSCORE_OK);
+      REQUIRE(cache.append(attnscore::MatrixView<const float>(k.data(), c.n_k, c.d, k.ld)) ==
+              ATTNSCORE_OK);
+      const std::size_t lds = c.n_k + 2;
+      std::vector<float> want(c.n_q * lds, from_bits(kGuardBits)), got = want;
+      const attnscore::MatrixView<const float> qv(q.data(), c.n_q, c.d, q.ld);
+      REQUIRE(attnscore::scores(qv, cache,
+                                attnscore::MatrixView<float>(want.data(), c.n_q, c.n_k, lds)) ==
+              ATTNSCORE_OK);
+      for (std::size_t threads : {1, 2, 3, 7}) {
+        INFO(attnscore_level_name(level)
+             << " " << c.n_q << "x" << c.n_k << " d " << c.d << ", " << threads << " threads");
+        Hook h{threads == 3 ? Hook::kReverse : Hook::kShuffled};
+        const attnscore_parallel par =
+            threads == 3 ? pool.parallel() : attnscore_parallel{hook_parallel_for, &h, threads};
+        std::fill(got.begin(), got.end(), from_bits(kGuardBits));
+        REQUIRE(attnscore::scores(qv, cache,
+                                  attnscore::MatrixView<float>(got.data(), c.n_q, c.n_k, lds),
+                                  par) == ATTNSCORE_OK);
+        CHECK(same_bits(got, want));
+      }
+      const attnscore_parallel no_fn{nullptr, nullptr, 2};
+      CHECK(attnscore_scores_f32_kcache_parallel(&no_fn, c.n_q, q.data(), q.ld, cache.handle(),
+                                                 got.data(), lds,
+                                                 0.0f) == ATTNSCORE_ERR_NULL_POINTER);
+      CHECK(attnscore_scores_f32_kcache_parallel(nullptr, c.n_q, q.data(), q.ld, nullptr,
+                                                 got.data(), lds,
+                                                 0.0f) == ATTNSCORE_ERR_NULL_POINTER);
+    }
+  }
+}
+
 TEST_CASE("parallel calls split the work across the threads", "[parallel]") {
   Hook h{Hook::kForward};
   const attnscore_parallel par{hook_parallel_for, &h, 2};

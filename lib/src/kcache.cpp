@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The packed key cache: K in prefill panels, in caller memory, appended one token at a time.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -37,6 +38,77 @@ bool cache_bytes(const KernelF32 &kernel, std::size_t capacity, std::size_t d,
 
 std::uintptr_t align_up(std::uintptr_t p, std::uintptr_t a) noexcept {
   return (p + a - 1) & ~(a - 1);
+}
+
+// The checks of a scores call on a cache, in the documented order; ATTNSCORE_OK with n_q or the
+// cache's size zero is the successful no-op.
+attnscore_status check_cache_scores(std::size_t n_q, const float *q, std::size_t ldq,
+                                    const attnscore_kcache_f32 *cache, const float *s,
+                                    std::size_t lds, float scale) noexcept {
+  if (cache == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (!valid(cache)) return ATTNSCORE_ERR_BAD_CACHE;
+  const std::size_t n_k = cache->size, d = cache->d;
+  if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
+  if (q == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (ldq < d) return ATTNSCORE_ERR_BAD_LDQ;
+  if (lds < n_k) return ATTNSCORE_ERR_BAD_LDS;
+  if (!scale_ok(scale)) return ATTNSCORE_ERR_BAD_SCALE;
+  std::size_t q_bytes, s_bytes;
+  if (!extent_bytes(q, n_q, d, ldq, sizeof(float), &q_bytes) ||
+      !extent_bytes(s, n_q, n_k, lds, sizeof(float), &s_bytes))
+    return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  const KernelF32 &kernel = *cache->kernel;
+  const std::size_t stride = kernel.nr * d;
+  const std::size_t panel_bytes = (n_k / kernel.nr + (n_k % kernel.nr != 0)) * stride * 4;
+  if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, cache, sizeof *cache) ||
+      overlaps(s, s_bytes, cache->panels, panel_bytes))
+    return ATTNSCORE_ERR_OVERLAP;
+  return ATTNSCORE_OK;
+}
+
+// Scores of keys [0, n_k) of the panels starting at `panels` (whole panels of NR keys).
+void cache_block(const KernelF32 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
+                 const float *q, std::size_t ldq, const float *panels, float *s, std::size_t lds,
+                 float scale) noexcept {
+  const std::size_t stride = kernel.nr * d;
+  if (n_q <= kDecodeRows && n_q < kernel.mr) {
+    kernel.cdec(n_q, n_k, d, q, ldq, panels, stride, s, lds, scale);
+    return;
+  }
+  for (std::size_t j = 0; j < n_k; j += kernel.nr) {
+    const std::size_t cols = n_k - j < kernel.nr ? n_k - j : kernel.nr;
+    const float *panel = panels + (j / kernel.nr) * stride;
+    for (std::size_t i = 0; i < n_q; i += kernel.mr) {
+      const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
+      kernel.fn(rows, cols, d, q + i * ldq, ldq, panel, s + i * lds + j, lds, scale, kFinal);
+    }
+  }
+}
+
+// A parallel call on a cache: blocks of whole panels, or of whole row tiles (as parallel.cpp).
+struct CacheSplit {
+  const KernelF32 *kernel;
+  std::size_t n_q, n_k, d;
+  const float *q;
+  std::size_t ldq;
+  const float *panels;
+  float *s;
+  std::size_t lds;
+  float scale;
+  Split split;
+};
+
+void run_cache_task(void *ctx, std::size_t task) {
+  const CacheSplit &w = *static_cast<const CacheSplit *>(ctx);
+  const std::size_t n = w.split.by_rows ? w.n_q : w.n_k, first = task * w.split.step;
+  if (first >= n) return;
+  const std::size_t count = std::min(w.split.step, n - first);
+  if (w.split.by_rows)
+    cache_block(*w.kernel, count, w.n_k, w.d, w.q + first * w.ldq, w.ldq, w.panels,
+                w.s + first * w.lds, w.lds, w.scale);
+  else  // first is a multiple of NR
+    cache_block(*w.kernel, w.n_q, count, w.d, w.q, w.ldq,
+                w.panels + first / w.kernel->nr * w.kernel->nr * w.d, w.s + first, w.lds, w.scale);
 }
 
 }  // namespace
@@ -117,37 +189,39 @@ attnscore_status attnscore_kcache_f32_clear(attnscore_kcache_f32 *cache) {
 attnscore_status attnscore_scores_f32_kcache(size_t n_q, const float *q, size_t ldq,
                                              const attnscore_kcache_f32 *cache, float *s,
                                              size_t lds, float scale) {
-  if (cache == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
-  if (!valid(cache)) return ATTNSCORE_ERR_BAD_CACHE;
-  const std::size_t n_k = cache->size, d = cache->d;
-  if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
-  if (q == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
-  if (ldq < d) return ATTNSCORE_ERR_BAD_LDQ;
-  if (lds < n_k) return ATTNSCORE_ERR_BAD_LDS;
-  if (!scale_ok(scale)) return ATTNSCORE_ERR_BAD_SCALE;
-  std::size_t q_bytes, s_bytes;
-  if (!extent_bytes(q, n_q, d, ldq, sizeof(float), &q_bytes) ||
-      !extent_bytes(s, n_q, n_k, lds, sizeof(float), &s_bytes))
-    return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  const attnscore_status st = check_cache_scores(n_q, q, ldq, cache, s, lds, scale);
+  if (st != ATTNSCORE_OK || n_q == 0 || cache->size == 0) return st;
+  if (scale == 0.0f) scale = attnscore_default_scale(cache->d);
+  cache_block(*cache->kernel, n_q, cache->size, cache->d, q, ldq, cache->panels, s, lds, scale);
+  return ATTNSCORE_OK;
+}
+
+attnscore_status attnscore_scores_f32_kcache_parallel(const attnscore_parallel *par, size_t n_q,
+                                                      const float *q, size_t ldq,
+                                                      const attnscore_kcache_f32 *cache, float *s,
+                                                      size_t lds, float scale) {
+  const attnscore_status st = check_cache_scores(n_q, q, ldq, cache, s, lds, scale);
+  if (st != ATTNSCORE_OK || n_q == 0 || cache->size == 0) return st;
+  if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
   const KernelF32 &kernel = *cache->kernel;
-  const std::size_t stride = kernel.nr * d;
-  const std::size_t panel_bytes = (n_k / kernel.nr + (n_k % kernel.nr != 0)) * stride * 4;
-  if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, cache, sizeof *cache) ||
-      overlaps(s, s_bytes, cache->panels, panel_bytes))
-    return ATTNSCORE_ERR_OVERLAP;
-  if (scale == 0.0f) scale = attnscore_default_scale(d);
-  if (n_q <= kDecodeRows && n_q < kernel.mr) {
-    kernel.cdec(n_q, n_k, d, q, ldq, cache->panels, stride, s, lds, scale);
+  CacheSplit w{&kernel,
+               n_q,
+               cache->size,
+               cache->d,
+               q,
+               ldq,
+               cache->panels,
+               s,
+               lds,
+               scale == 0.0f ? attnscore_default_scale(cache->d) : scale,
+               {false, cache->size, 1}};
+  if (par == nullptr) {
+    run_cache_task(&w, 0);
     return ATTNSCORE_OK;
   }
-  for (std::size_t j = 0; j < n_k; j += kernel.nr) {
-    const std::size_t cols = n_k - j < kernel.nr ? n_k - j : kernel.nr;
-    const float *panel = cache->panels + (j / kernel.nr) * stride;
-    for (std::size_t i = 0; i < n_q; i += kernel.mr) {
-      const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
-      kernel.fn(rows, cols, d, q + i * ldq, ldq, panel, s + i * lds + j, lds, scale, kFinal);
-    }
-  }
+  // Key ranges start on panel boundaries (key_unit NR), so each task reads whole panels.
+  w.split = plan_split(n_q, w.n_k, kernel.mr, kernel.nr, kernel.nr, par->threads);
+  par->parallel_for(par->ctx, run_cache_task, &w, w.split.n_tasks);
   return ATTNSCORE_OK;
 }
 

@@ -83,6 +83,9 @@ void pool_parallel_for(void *pool, attnscore_task_fn fn, void *task_ctx, std::si
 
 std::size_t ceil_div(std::size_t a, std::size_t b) noexcept { return a / b + (a % b != 0); }
 
+// Keys per task below which a decode split costs more than it saves (a few KiB of K).
+constexpr std::size_t kMinDecodeKeys = 256;
+
 // One f32 call split into blocks of S: `step` keys (whole panels) per task, or `step` rows
 // (whole tiles) per task. Each block runs the same driver as the whole call, and every element
 // is summed over t in the same order in any block, so the split never changes a bit.
@@ -96,16 +99,15 @@ struct F32Split {
   float *s;
   std::size_t lds;
   float scale;
-  bool by_rows;
-  std::size_t step;
+  Split split;
 };
 
 void run_f32_task(void *ctx, std::size_t task) {
   const F32Split &w = *static_cast<const F32Split *>(ctx);
-  const std::size_t n = w.by_rows ? w.n_q : w.n_k, first = task * w.step;
+  const std::size_t n = w.split.by_rows ? w.n_q : w.n_k, first = task * w.split.step;
   if (first >= n) return;
-  const std::size_t count = std::min(w.step, n - first);
-  if (w.by_rows)
+  const std::size_t count = std::min(w.split.step, n - first);
+  if (w.split.by_rows)
     run_f32(*w.kernel, count, w.n_k, w.d, w.q + first * w.ldq, w.ldq, w.k, w.ldk,
             w.s + first * w.lds, w.lds, w.scale);
   else
@@ -113,28 +115,27 @@ void run_f32_task(void *ctx, std::size_t task) {
             w.lds, w.scale);
 }
 
-// Keys per task below which a decode split costs more than it saves (a few KiB of K).
-constexpr std::size_t kMinDecodeKeys = 256;
+}  // namespace
 
-// One task per thread, each a block of whole tiles: the keys are split when there are enough
-// key panels (each task then packs only its own), else the rows.
-void plan_f32(F32Split &w, std::size_t threads, std::size_t *n_tasks) {
-  const KernelF32 &kn = *w.kernel;
-  if (w.n_q <= kDecodeRows && w.n_q < kn.mr) {  // decode: key ranges
-    const std::size_t tasks = std::max<std::size_t>(1, std::min(threads, w.n_k / kMinDecodeKeys));
-    w.by_rows = false;
-    w.step = ceil_div(ceil_div(w.n_k, tasks), kn.nr_dec) * kn.nr_dec;
-  } else if (ceil_div(w.n_k, kn.nr) >= threads) {  // prefill: key panels
-    w.by_rows = false;
-    w.step = ceil_div(ceil_div(w.n_k, kn.nr), threads) * kn.nr;
+Split plan_split(std::size_t n_q, std::size_t n_k, std::size_t mr, std::size_t nr,
+                 std::size_t key_unit, std::size_t threads) noexcept {
+  Split p;
+  if (threads == 0) threads = 1;
+  if (n_q <= kDecodeRows && n_q < mr) {  // decode: key ranges
+    const std::size_t tasks = std::max<std::size_t>(1, std::min(threads, n_k / kMinDecodeKeys));
+    p.by_rows = false;
+    p.step = ceil_div(ceil_div(n_k, tasks), key_unit) * key_unit;
+  } else if (ceil_div(n_k, nr) >= threads) {  // prefill: key panels
+    p.by_rows = false;
+    p.step = ceil_div(ceil_div(n_k, nr), threads) * nr;
   } else {  // prefill with few keys: row tiles
-    w.by_rows = true;
-    w.step = ceil_div(ceil_div(w.n_q, kn.mr), threads) * kn.mr;
+    p.by_rows = true;
+    p.step = ceil_div(ceil_div(n_q, mr), threads) * mr;
   }
-  *n_tasks = ceil_div(w.by_rows ? w.n_q : w.n_k, w.step);
+  p.n_tasks = ceil_div(p.by_rows ? n_q : n_k, p.step);
+  return p;
 }
 
-}  // namespace
 }  // namespace attnscore
 
 using namespace attnscore;
@@ -150,14 +151,14 @@ attnscore_status attnscore_scores_f32_parallel(const attnscore_parallel *par, si
   if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
   if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
-  F32Split w{&active_kernel_f32(), n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, false, n_k};
+  const KernelF32 &kn = active_kernel_f32();
+  F32Split w{&kn, n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, {false, n_k, 1}};
   if (par == nullptr) {
     run_f32_task(&w, 0);
     return ATTNSCORE_OK;
   }
-  std::size_t n_tasks;
-  plan_f32(w, par->threads == 0 ? 1 : par->threads, &n_tasks);
-  par->parallel_for(par->ctx, run_f32_task, &w, n_tasks);
+  w.split = plan_split(n_q, n_k, kn.mr, kn.nr, kn.nr_dec, par->threads);
+  par->parallel_for(par->ctx, run_f32_task, &w, w.split.n_tasks);
   return ATTNSCORE_OK;
 }
 

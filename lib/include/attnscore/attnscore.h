@@ -177,6 +177,17 @@ attnscore_status attnscore_scores_f32_parallel(const attnscore_parallel *par, si
                                                const float *k, size_t ldk, float *s, size_t lds,
                                                float scale);
 
+/**
+ * attnscore_scores_f32_kcache with its work split into tasks run through `par` (NULL: on the
+ * calling thread): ranges of whole key panels (or of row tiles), bit-identical to the
+ * single-threaded call for any thread count. Statuses as attnscore_scores_f32_kcache, then
+ * ATTNSCORE_ERR_NULL_POINTER if par->parallel_for is NULL.
+ */
+attnscore_status attnscore_scores_f32_kcache_parallel(const attnscore_parallel *par, size_t n_q,
+                                                      const float *q, size_t ldq,
+                                                      const attnscore_kcache_f32 *cache, float *s,
+                                                      size_t lds, float scale);
+
 /** The built-in thread pool, for callers without one (never created implicitly). */
 typedef struct attnscore_pool attnscore_pool;
 

@@ -126,6 +126,16 @@ inline Status scores(MatrixView<const float> q, const KeyCache &cache, MatrixVie
   return attnscore_scores_f32_kcache(q.rows, q.data, q.ld, cache.handle(), s.data, s.ld, scale);
 }
 
+/// attnscore_scores_f32_kcache_parallel over views: the same bits as scores(q, cache, s).
+inline Status scores(MatrixView<const float> q, const KeyCache &cache, MatrixView<float> s,
+                     const attnscore_parallel &par, float scale = 0.0f) noexcept {
+  if (cache.status() != ATTNSCORE_OK) return cache.status();
+  if (q.cols != cache.d() || s.rows != q.rows || s.cols != cache.size())
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_f32_kcache_parallel(&par, q.rows, q.data, q.ld, cache.handle(), s.data,
+                                              s.ld, scale);
+}
+
 /// The float nearest to 1/sqrt(d), the scale used when 0 is passed.
 inline float default_scale(std::size_t d) noexcept { return attnscore_default_scale(d); }
 /// A static message for a status.
