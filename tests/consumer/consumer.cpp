@@ -9,8 +9,8 @@ int main() {
   // Q is 2 x 4, K is 3 x 4 inside a buffer with a stride of 6 (as one head of a wider one);
   // d = 4, so the default scale is exactly 1/2. Small integers: every sum is exact.
   const std::vector<float> q = {1, 2, 3, 4, -1, 0, 2, 1};
-  const std::vector<float> k = {1, 0, 0, 0, 9, 9,  //
-                                1, 1, 1, 1, 9, 9,  //
+  const std::vector<float> k = {1, 0,  0, 0, 9, 9,  //
+                                1, 1,  1, 1, 9, 9,  //
                                 2, -1, 0, 3, 9, 9};
   const float expect[2][3] = {{0.5f, 5.0f, 6.0f}, {-0.5f, 1.0f, 0.5f}};
   std::vector<float> s(2 * 3);
