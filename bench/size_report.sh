@@ -22,6 +22,15 @@ for arg in "$@"; do
 done
 [ ${#targets[@]} -gt 0 ] || targets=(x86-64 aarch64 armv7)
 
+pkgs=(cmake ninja-build g++ libxsimd-dev)
+for target in "${targets[@]}"; do
+  case $target in
+    aarch64) pkgs+=(g++-aarch64-linux-gnu) ;;
+    armv7) pkgs+=(g++-arm-linux-gnueabihf) ;;
+  esac
+done
+bash .ci/deps "${pkgs[@]}"
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 summary=()
