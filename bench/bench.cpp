@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "attnscore/attnscore.hpp"
+#include "cpu_info.hpp"
 #ifdef ATTNSCORE_BENCH_OPENBLAS
 #include <cblas.h>
 #endif
@@ -97,15 +98,15 @@ Data::Data(const Shape &sh)
 void set_counters(benchmark::State &state, const Shape &sh, int level) {
   using C = benchmark::Counter;
   state.counters["GFLOP"] = C(sh.flops() * 1e-9, C::kIsIterationInvariantRate);
+  // %peak on every shape (decode is far below it: its limit is %bw).
+  const double peak = g_peak[level < 0 ? g_best_level : level];
+  if (peak > 0)
+    state.counters["%peak"] = C(sh.flops() * 1e-9 / peak * 100, C::kIsIterationInvariantRate);
   if (sh.decode()) {
     state.counters["K_GB"] = C(sh.k_bytes() * 1e-9, C::kIsIterationInvariantRate);
     const double bw = sh.cold ? g_dram_bw : g_bw[static_cast<std::size_t>(sh.k_bytes())];
     if (bw > 0)
       state.counters["%bw"] = C(sh.k_bytes() * 1e-9 / bw * 100, C::kIsIterationInvariantRate);
-  } else {
-    const double peak = g_peak[level < 0 ? g_best_level : level];
-    if (peak > 0)
-      state.counters["%peak"] = C(sh.flops() * 1e-9 / peak * 100, C::kIsIterationInvariantRate);
   }
 }
 
@@ -299,7 +300,12 @@ int main(int argc, char **argv) {
                  "OPENBLAS_CORETYPE=%s\n",
                  core.c_str(), best);
 #endif
-  benchmark::AddCustomContext("attnscore_f32_kernel", attnscore_kernel_name(ATTNSCORE_DTYPE_F32));
+  // What the board is and what it runs: the CPU features detected and the kernel chosen per
+  // dtype (attnscore_<dtype>_kernel), before the limits measured on it.
+  benchmark::AddCustomContext("attnscore_version", attnscore_version());
+  benchmark::AddCustomContext("cpu_features", bench::cpu_feature_names());
+  for (const auto &dk : bench::kernels_chosen())
+    benchmark::AddCustomContext("attnscore_" + dk.first + "_kernel", dk.second);
   measure_limits();
   for (std::size_t d : bench::kDims) {
     for (const auto &qk : bench::kQK) {

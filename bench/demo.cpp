@@ -9,34 +9,9 @@
 #include <vector>
 
 #include "attnscore/attnscore.h"
+#include "cpu_info.hpp"
 
 namespace {
-
-struct FeatureName {
-  uint64_t bit;
-  const char *name;
-};
-
-constexpr FeatureName kFeatures[] = {
-    {ATTNSCORE_CPU_SSE2, "sse2"},
-    {ATTNSCORE_CPU_AVX2, "avx2"},
-    {ATTNSCORE_CPU_FMA, "fma"},
-    {ATTNSCORE_CPU_F16C, "f16c"},
-    {ATTNSCORE_CPU_AVX512F, "avx512f"},
-    {ATTNSCORE_CPU_AVX512BW, "avx512bw"},
-    {ATTNSCORE_CPU_AVX512DQ, "avx512dq"},
-    {ATTNSCORE_CPU_AVX512VL, "avx512vl"},
-    {ATTNSCORE_CPU_AVX512VNNI, "avx512vnni"},
-    {ATTNSCORE_CPU_AVXVNNI, "avxvnni"},
-    {ATTNSCORE_CPU_AVX512BF16, "avx512bf16"},
-    {ATTNSCORE_CPU_NEON, "neon"},
-    {ATTNSCORE_CPU_VFPV4, "vfpv4"},
-    {ATTNSCORE_CPU_ASIMDDP, "asimddp"},
-    {ATTNSCORE_CPU_FPHP, "fphp"},
-    {ATTNSCORE_CPU_ASIMDHP, "asimdhp"},
-    {ATTNSCORE_CPU_I8MM, "i8mm"},
-    {ATTNSCORE_CPU_BF16, "bf16"},
-};
 
 std::vector<float> normal(std::size_t n, std::mt19937 &rng) {
   std::normal_distribution<float> dist;
@@ -89,18 +64,18 @@ double mean_max_softmax(const std::vector<float> &s, std::size_t rows, std::size
 }  // namespace
 
 int main() {
-  std::printf("attnscore: S = Q K^T / sqrt(d)\n\nCPU features:");
-  const uint64_t features = attnscore_cpu_features();
-  for (const FeatureName &f : kFeatures)
-    if (features & f.bit) std::printf(" %s", f.name);
-  std::printf("\nlevels this CPU runs:");
+  std::printf("attnscore %s: S = Q K^T / sqrt(d)\n\nCPU features: %s\nlevels this CPU runs:",
+              attnscore_version(), bench::cpu_feature_names().c_str());
   for (int v = 0; v < 255; ++v) {
     const auto level = static_cast<attnscore_level>(v);
     if (attnscore_level_name(level) && attnscore_level_supported(level))
       std::printf(" %s", attnscore_level_name(level));
   }
-  std::printf("\nf32 kernel chosen: %s (cap: %s)\n\n", attnscore_kernel_name(ATTNSCORE_DTYPE_F32),
-              attnscore_level_name(attnscore_max_level()));
+  std::printf("\n");
+  for (const auto &dk : bench::kernels_chosen())
+    std::printf("%s kernel chosen: %s (cap: %s)\n", dk.first.c_str(), dk.second.c_str(),
+                attnscore_level_name(attnscore_max_level()));
+  std::printf("\n");
 
   std::mt19937 rng(2024);
   std::printf("%-6s %-12s %10s\n", "d", "n_q x n_k", "GFLOP/s");

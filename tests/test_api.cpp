@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attnscore/attnscore.hpp"
+#include "attnscore_config.h"
 #include "support.hpp"
 
 using testing::Buffer;
@@ -97,7 +98,11 @@ TEST_CASE("dispatch picks the best level the CPU supports", "[api][dispatch]") {
     const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
                         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
                         __builtin_cpu_supports("avx512vl");
-    CHECK(kernel_suffix() == (avx512 ? "avx512" : avx2 ? "avx2" : "sse2"));
+    // Of the levels this build compiled (ATTNSCORE_ENABLE_<LEVEL>).
+    CHECK(kernel_suffix() == (avx512 && ATTNSCORE_HAVE_AVX512 ? "avx512"
+                              : avx2 && ATTNSCORE_HAVE_AVX2   ? "avx2"
+                              : ATTNSCORE_HAVE_SSE2           ? "sse2"
+                                                              : "scalar"));
 #endif
     CHECK(attnscore_max_level() == ATTNSCORE_LEVEL_BEST);
   }

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attnscore/version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -245,6 +247,13 @@ int attnscore_level_supported(attnscore_level level);
 
 /** The CPU features detected at run time (ATTNSCORE_CPU_* bits). */
 uint64_t attnscore_cpu_features(void);
+
+/** The version of the library linked, "MAJOR.MINOR.PATCH" (ATTNSCORE_VERSION_STRING of its build;
+ * compare with the header's to catch a stale library). */
+const char *attnscore_version(void);
+
+/** The same as a number, MAJOR * 10000 + MINOR * 100 + PATCH (ATTNSCORE_VERSION_NUMBER). */
+unsigned attnscore_version_number(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -158,6 +158,8 @@ inline const char *level_name(Level level) noexcept { return attnscore_level_nam
 inline bool level_supported(Level level) noexcept { return attnscore_level_supported(level) != 0; }
 /// The CPU features detected at run time (ATTNSCORE_CPU_* bits).
 inline std::uint64_t cpu_features() noexcept { return attnscore_cpu_features(); }
+/// The version of the library linked, "MAJOR.MINOR.PATCH".
+inline const char *version() noexcept { return attnscore_version(); }
 
 }  // namespace attnscore
 
