@@ -35,8 +35,8 @@ struct Case {
 struct Tensor {
   std::size_t heads, rows, cols, hs, rs, off;
   std::vector<float> mem;
-  Tensor(std::size_t heads_, std::size_t rows_, std::size_t cols_, std::size_t hs_,
-         std::size_t rs_, std::size_t off_, float poison)
+  Tensor(std::size_t heads_, std::size_t rows_, std::size_t cols_, std::size_t hs_, std::size_t rs_,
+         std::size_t off_, float poison)
       : heads(heads_), rows(rows_), cols(cols_), hs(hs_), rs(rs_), off(off_) {
     mem.assign(off + (heads - 1) * hs + (rows - 1) * rs + cols + 32, poison);
   }
@@ -164,12 +164,13 @@ std::string run_case(const Case &c, std::mt19937 &rng) {
             if (row[j] != -kInf) return "masked score is not -Inf";
             continue;
           }
-          if (c.softcap == 0.0f && testing::to_bits(row[j]) != testing::to_bits(plain[i * c.n_k + j]))
+          if (c.softcap == 0.0f &&
+              testing::to_bits(row[j]) != testing::to_bits(plain[i * c.n_k + j]))
             return "score differs from attnscore_scores_f32 at h=" + std::to_string(h) +
                    " i=" + std::to_string(i) + " j=" + std::to_string(j);
           if (!(std::fabs(row[j] - ref[j]) <= tol[j] + 1e-30))
-            return "score outside its bound at h=" + std::to_string(h) + " i=" +
-                   std::to_string(i) + " j=" + std::to_string(j);
+            return "score outside its bound at h=" + std::to_string(h) + " i=" + std::to_string(i) +
+                   " j=" + std::to_string(j);
         }
         continue;
       }
@@ -186,8 +187,8 @@ std::string run_case(const Case &c, std::mt19937 &rng) {
         // Score errors (the max's too) scale the weight by at most e^(2 emax); then rounding of
         // x = s - max (|x| u), exp (2 ulp), the 8-way sum and the final product.
         const double x = std::fabs(ref[j] - mx);
-        const double rel = std::expm1(2 * emax + 2 * x * kU) +
-                           (static_cast<double>(n_vis) / 8 + 16) * kU;
+        const double rel =
+            std::expm1(2 * emax + 2 * x * kU) + (static_cast<double>(n_vis) / 8 + 16) * kU;
         if (!(std::fabs(row[j] - p) <= p * rel + 4 * static_cast<double>(FLT_MIN)))
           return "weight outside its bound at h=" + std::to_string(h) + " i=" + std::to_string(i) +
                  " j=" + std::to_string(j) + ": " + std::to_string(row[j]) + " vs " +
@@ -237,8 +238,7 @@ void set_mask(Case &c, unsigned v, std::size_t nr) {
 
 }  // namespace
 
-TEST_CASE("attention: every level, heads, groups, masks, options, tile edges",
-          "[attention][f32]") {
+TEST_CASE("attention: every level, heads, groups, masks, options, tile edges", "[attention][f32]") {
   const attnscore::KernelF32 *kernel = GENERATE(from_range(kernels()));
   CAPTURE(kernel->name);
   testing::CapGuard guard;
@@ -264,8 +264,8 @@ TEST_CASE("attention: every level, heads, groups, masks, options, tile edges",
         ++v;
         const std::string err = run_case(c, rng);
         if (!err.empty()) {
-          CAPTURE(c.hq, c.hkv, c.n_q, c.n_k, c.d, c.mask, c.p0, c.w, c.softcap, c.softmax,
-                  c.layout, c.scale);
+          CAPTURE(c.hq, c.hkv, c.n_q, c.n_k, c.d, c.mask, c.p0, c.w, c.softcap, c.softmax, c.layout,
+                  c.scale);
           FAIL(err);
         }
       }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The attention step: every head (grouped-query), masks without a mask tensor, softcap and a
 // fused softmax, driving the f32 table's kernel rows directly so that masked tiles are skipped.
+#include "attention.h"
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
-#include "attention.h"
 #include "checks.h"
 #include "kernels.h"
 
@@ -97,15 +98,27 @@ Span visible_keys(const attnscore_attention_desc &a, std::size_t i) noexcept {
   return sp;
 }
 
-float exp_nonpositive(float x) noexcept {
-  // Cephes-style expf: x = n ln2 + r, |r| <= ln2 / 2 (ln2 split in two for an exact n ln2_hi),
-  // e^r by a degree-6 polynomial, 2^n put into the exponent bits. Results below 2^-126
-  // (x < -87.3) are returned as 0, which keeps n in the normal range.
+namespace {
+
+// Cephes-style expf: x = n ln2 + r, |r| <= ln2 / 2 (ln2 split in two so n ln2_hi is exact),
+// e^r by a degree-6 polynomial, 2^n put into the exponent bits. Below -87 (results under about
+// 2^-125) it returns 0, which keeps n in the normal range; NaN gives NaN. The special cases are
+// bit masks, not branches or float compares (which may raise "invalid" on NaN, so that under
+// -ftrapping-math the compiler keeps them as branches): the loops that call it vectorize.
+inline float exp_np(float x) noexcept {
   const float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
-  const bool tiny = x < -87.0f;
-  const float xc = tiny ? 0.0f : x;
-  // Round to nearest integer with the 1.5 * 2^23 trick (exact for |v| < 2^22).
-  const float n = (xc * kLog2e + 12582912.0f) - 12582912.0f;
+  const float kRound = 12582912.0f;  // 1.5 * 2^23: v + kRound rounds v to an integer
+  constexpr std::uint32_t kRoundBits = 0x4b400000u, k87 = 0x42ae0000u, kInfBits = 0x7f800000u;
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const std::uint32_t a = u & 0x7fffffffu;
+  const std::uint32_t in_range = -static_cast<std::uint32_t>(a <= k87);             // |x| <= 87
+  const std::uint32_t keep = -static_cast<std::uint32_t>(a > kInfBits) | in_range;  // or NaN
+  const std::uint32_t xcb = u & in_range;  // 0 out of range: no overflow below
+  float xc;
+  std::memcpy(&xc, &xcb, sizeof xc);
+  const float t = xc * kLog2e + kRound;
+  const float n = t - kRound;
   const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
   float p = 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
@@ -114,11 +127,23 @@ float exp_nonpositive(float x) noexcept {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const float er = p * (r * r) + r + 1.0f;
-  const std::int32_t e = (static_cast<std::int32_t>(n) + 127) << 23;
+  std::uint32_t tb;
+  std::memcpy(&tb, &t, sizeof tb);
+  const std::uint32_t e = (tb - kRoundBits + 127u) << 23;  // 2^n, n = tb - kRoundBits
   float two_n;
   std::memcpy(&two_n, &e, sizeof two_n);
-  return tiny ? 0.0f : er * two_n;
+  const float y = er * two_n;
+  std::uint32_t yb;
+  std::memcpy(&yb, &y, sizeof yb);
+  yb = ((yb & in_range) | (u & ~in_range)) & keep;  // in range: y; NaN: x; else (-Inf too): +0
+  float out;
+  std::memcpy(&out, &yb, sizeof out);
+  return out;
 }
+
+}  // namespace
+
+float exp_nonpositive(float x) noexcept { return exp_np(x); }
 
 void finish_row(float *row, std::size_t n_k, Span sp, float softcap, bool softmax) noexcept {
   const float inf = std::numeric_limits<float>::infinity();
@@ -133,34 +158,28 @@ void finish_row(float *row, std::size_t n_k, Span sp, float softcap, bool softma
   for (std::size_t j = 0; j < sp.lo; ++j) row[j] = 0.0f;
   for (std::size_t j = sp.hi; j < n_k; ++j) row[j] = 0.0f;
   if (sp.lo == sp.hi) return;  // every key masked: all zeros
-  // The row max, with NaN winning (a NaN score makes a NaN row, as the unfused steps would).
-  float m = -inf;
-  bool nan = false;
-  for (std::size_t j = sp.lo; j < sp.hi; ++j) {
-    m = row[j] > m ? row[j] : m;
-    nan |= row[j] != row[j];
-  }
-  if (nan || !(m < inf) || !(m > -inf)) {
-    // +Inf max (Inf - Inf) or every score -Inf (0 / 0): no weights, as in exact arithmetic.
-    for (std::size_t j = sp.lo; j < sp.hi; ++j) row[j] = std::numeric_limits<float>::quiet_NaN();
+  // Eight partial maxima and sums: the loops vectorize; the summation error grows with n / 8.
+  constexpr std::size_t L = 8;
+  float mx[L], part[L];
+  for (std::size_t l = 0; l < L; ++l) mx[l] = -inf, part[l] = 0.0f;
+  std::size_t j = sp.lo;
+  for (; j + L <= sp.hi; j += L)
+    for (std::size_t l = 0; l < L; ++l) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];
+  for (std::size_t l = 0; j < sp.hi; ++j, ++l) mx[l] = row[j] > mx[l] ? row[j] : mx[l];
+  float m = mx[0];
+  for (std::size_t l = 1; l < L; ++l) m = mx[l] > m ? mx[l] : m;
+  for (j = sp.lo; j < sp.hi; ++j) row[j] = exp_np(row[j] - m);
+  for (j = sp.lo; j + L <= sp.hi; j += L)
+    for (std::size_t l = 0; l < L; ++l) part[l] += row[j + l];
+  for (std::size_t l = 0; j < sp.hi; ++j, ++l) part[l] += row[j];
+  const float sum =
+      ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  if (!(sum >= 1.0f)) {
+    // NaN: a NaN score, a +Inf max (Inf - Inf) or every score -Inf (-Inf + Inf). The max gives
+    // e^0 = 1 otherwise. No weights, as the unfused steps would give: NaN over the visible keys.
+    for (j = sp.lo; j < sp.hi; ++j) row[j] = std::numeric_limits<float>::quiet_NaN();
     return;
   }
-  // Eight partial sums: the loop vectorizes and the summation error grows with n / 8.
-  float part[8] = {};
-  std::size_t j = sp.lo;
-  for (; j + 8 <= sp.hi; j += 8)
-    for (std::size_t l = 0; l < 8; ++l) {
-      const float e = exp_nonpositive(row[j + l] - m);
-      row[j + l] = e;
-      part[l] += e;
-    }
-  for (std::size_t l = 0; j < sp.hi; ++j, ++l) {
-    const float e = exp_nonpositive(row[j] - m);
-    row[j] = e;
-    part[l] += e;
-  }
-  const float sum = ((part[0] + part[1]) + (part[2] + part[3])) +
-                    ((part[4] + part[5]) + (part[6] + part[7]));  // >= 1: the max gives e^0
   const float inv = 1.0f / sum;
   for (j = sp.lo; j < sp.hi; ++j) row[j] *= inv;
 }
@@ -248,8 +267,8 @@ using namespace attnscore;
 
 extern "C" {
 
-attnscore_attention_desc attnscore_attention_desc_dense(size_t heads_q, size_t heads_kv,
-                                                        size_t n_q, size_t n_k, size_t d) {
+attnscore_attention_desc attnscore_attention_desc_dense(size_t heads_q, size_t heads_kv, size_t n_q,
+                                                        size_t n_k, size_t d) {
   attnscore_attention_desc a;
   std::memset(&a, 0, sizeof a);
   a.heads_q = heads_q;
