@@ -145,49 +145,73 @@ inline float exp_np(float x) noexcept {
 
 float exp_nonpositive(float x) noexcept { return exp_np(x); }
 
-void finish_row(float *row, std::size_t n_k, Span sp, float softcap, bool softmax) noexcept {
+void softmax_span_portable(float *row, std::size_t n) noexcept {
+  const float inf = std::numeric_limits<float>::infinity();
+  // Eight partial maxima and sums: the loops vectorize; the summation error grows with n / 8.
+  constexpr std::size_t L = 8;
+  float mx[L], part[L];
+  for (std::size_t l = 0; l < L; ++l) mx[l] = -inf, part[l] = 0.0f;
+  std::size_t j = 0;
+  for (; j + L <= n; j += L)
+    for (std::size_t l = 0; l < L; ++l) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];
+  for (std::size_t l = 0; j < n; ++j, ++l) mx[l] = row[j] > mx[l] ? row[j] : mx[l];
+  float m = mx[0];
+  for (std::size_t l = 1; l < L; ++l) m = mx[l] > m ? mx[l] : m;
+  for (j = 0; j < n; ++j) row[j] = exp_np(row[j] - m);
+  for (j = 0; j + L <= n; j += L)
+    for (std::size_t l = 0; l < L; ++l) part[l] += row[j + l];
+  for (std::size_t l = 0; j < n; ++j, ++l) part[l] += row[j];
+  const float sum =
+      ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  if (!(sum >= 1.0f)) {
+    // NaN: a NaN score, a +Inf max (Inf - Inf) or every score -Inf (-Inf + Inf). The max gives
+    // e^0 = 1 otherwise. No weights, as the unfused steps would give: NaN over the visible keys.
+    for (j = 0; j < n; ++j) row[j] = std::numeric_limits<float>::quiet_NaN();
+    return;
+  }
+  const float inv = 1.0f / sum;
+  for (j = 0; j < n; ++j) row[j] *= inv;
+}
+
+SoftmaxSpanFn softmax_for(attnscore_level level) noexcept {
+  static const SoftmaxF32 *const kRows[] = {
+#if ATTNSCORE_HAVE_AVX512
+    &softmax_f32__avx512_row,
+#endif
+#if ATTNSCORE_HAVE_AVX2
+    &softmax_f32__avx2_row,
+#endif
+#if ATTNSCORE_HAVE_NEON && defined(__aarch64__)
+    &softmax_f32__neon_row,
+#endif
+    nullptr
+  };
+  for (const SoftmaxF32 *row : kRows)
+    if (row != nullptr && row->level == level) return row->fn;
+  return softmax_span_portable;
+}
+
+void finish_row(float *row, std::size_t n_k, Span sp, float softcap,
+                SoftmaxSpanFn softmax) noexcept {
   const float inf = std::numeric_limits<float>::infinity();
   if (softcap != 0.0f) {
     for (std::size_t j = sp.lo; j < sp.hi; ++j) row[j] = softcap * std::tanh(row[j] / softcap);
   }
-  if (!softmax) {
+  if (softmax == nullptr) {
     for (std::size_t j = 0; j < sp.lo; ++j) row[j] = -inf;
     for (std::size_t j = sp.hi; j < n_k; ++j) row[j] = -inf;
     return;
   }
   for (std::size_t j = 0; j < sp.lo; ++j) row[j] = 0.0f;
   for (std::size_t j = sp.hi; j < n_k; ++j) row[j] = 0.0f;
-  if (sp.lo == sp.hi) return;  // every key masked: all zeros
-  // Eight partial maxima and sums: the loops vectorize; the summation error grows with n / 8.
-  constexpr std::size_t L = 8;
-  float mx[L], part[L];
-  for (std::size_t l = 0; l < L; ++l) mx[l] = -inf, part[l] = 0.0f;
-  std::size_t j = sp.lo;
-  for (; j + L <= sp.hi; j += L)
-    for (std::size_t l = 0; l < L; ++l) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];
-  for (std::size_t l = 0; j < sp.hi; ++j, ++l) mx[l] = row[j] > mx[l] ? row[j] : mx[l];
-  float m = mx[0];
-  for (std::size_t l = 1; l < L; ++l) m = mx[l] > m ? mx[l] : m;
-  for (j = sp.lo; j < sp.hi; ++j) row[j] = exp_np(row[j] - m);
-  for (j = sp.lo; j + L <= sp.hi; j += L)
-    for (std::size_t l = 0; l < L; ++l) part[l] += row[j + l];
-  for (std::size_t l = 0; j < sp.hi; ++j, ++l) part[l] += row[j];
-  const float sum =
-      ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
-  if (!(sum >= 1.0f)) {
-    // NaN: a NaN score, a +Inf max (Inf - Inf) or every score -Inf (-Inf + Inf). The max gives
-    // e^0 = 1 otherwise. No weights, as the unfused steps would give: NaN over the visible keys.
-    for (j = sp.lo; j < sp.hi; ++j) row[j] = std::numeric_limits<float>::quiet_NaN();
-    return;
-  }
-  const float inv = 1.0f / sum;
-  for (j = sp.lo; j < sp.hi; ++j) row[j] *= inv;
+  if (sp.lo < sp.hi) softmax(row + sp.lo, sp.hi - sp.lo);  // else every key masked: all zeros
 }
 
 void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &a, const float *q,
                        const float *k, float *s, float scale) noexcept {
   const std::size_t g = a.heads_q / a.heads_kv, n_q = a.n_q, n_k = a.n_k, d = a.d;
-  const bool softmax = (a.flags & ATTNSCORE_ATTN_SOFTMAX) != 0;
+  const SoftmaxSpanFn softmax =
+      (a.flags & ATTNSCORE_ATTN_SOFTMAX) ? softmax_for(kernel.level) : nullptr;
   const std::size_t qhs = a.q_head_stride, qrs = a.q_row_stride, khs = a.k_head_stride,
                     krs = a.k_row_stride, shs = a.s_head_stride, srs = a.s_row_stride;
 
