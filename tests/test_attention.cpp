@@ -188,7 +188,7 @@ std::string run_case(const Case &c, std::mt19937 &rng) {
         // x = s - max (|x| u), exp (2 ulp), the 8-way sum and the final product.
         const double x = std::fabs(ref[j] - mx);
         const double rel =
-            std::expm1(2 * emax + 2 * x * kU) + (static_cast<double>(n_vis) / 8 + 16) * kU;
+            std::expm1(2 * emax + 2 * x * kU) + (static_cast<double>(n_vis) / 4 + 16) * kU;
         if (!(std::fabs(row[j] - p) <= p * rel + 4 * static_cast<double>(FLT_MIN)))
           return "weight outside its bound at h=" + std::to_string(h) + " i=" + std::to_string(i) +
                  " j=" + std::to_string(j) + ": " + std::to_string(row[j]) + " vs " +
