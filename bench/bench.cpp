@@ -200,9 +200,8 @@ void attn_counters(benchmark::State &state, const AttnShape &a) {
   // Work of the unmasked scores: the same count for every variant, so rates compare times.
   state.counters["GFLOP"] =
       C(2.0 * a.hq * a.n_q * a.n_k * a.d * 1e-9, C::kIsIterationInvariantRate);
-  state.counters["K_GB"] =
-      C(static_cast<double>(a.hkv * a.n_k * a.d * sizeof(float)) * 1e-9,
-        C::kIsIterationInvariantRate);
+  state.counters["K_GB"] = C(static_cast<double>(a.hkv * a.n_k * a.d * sizeof(float)) * 1e-9,
+                             C::kIsIterationInvariantRate);
 }
 
 void bm_attention(benchmark::State &state, AttnShape sh, bool causal, bool softmax) {
@@ -212,8 +211,8 @@ void bm_attention(benchmark::State &state, AttnShape sh, bool causal, bool softm
   a.pos_offset = sh.n_k - sh.n_q;  // the queries are the last positions (decode, prefill)
   a.flags = softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
   for (auto _ : state) {
-    const attnscore_status st = attnscore_attention_f32(&a, data.q.data(), data.k.data(),
-                                                        data.s.data());
+    const attnscore_status st =
+        attnscore_attention_f32(&a, data.q.data(), data.k.data(), data.s.data());
     if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
     benchmark::DoNotOptimize(data.s.data());
     benchmark::ClobberMemory();
@@ -267,8 +266,8 @@ void register_attention() {
   for (const AttnShape &sh : shapes) {
     for (bool causal : {false, true})
       for (bool softmax : {false, true}) {
-        const std::string opt = std::string(causal ? "causal" : "nomask") +
-                                (softmax ? "+softmax" : "");
+        const std::string opt =
+            std::string(causal ? "causal" : "nomask") + (softmax ? "+softmax" : "");
         benchmark::RegisterBenchmark(("attn_fused:" + opt + "/" + sh.name()).c_str(), bm_attention,
                                      sh, causal, softmax)
             ->Unit(benchmark::kMicrosecond);
@@ -277,8 +276,8 @@ void register_attention() {
             ->Unit(benchmark::kMicrosecond);
       }
     if (sh.n_q == 1)
-      benchmark::RegisterBenchmark(("attn_single_head:" + sh.name()).c_str(),
-                                   bm_single_head_decode, sh)
+      benchmark::RegisterBenchmark(("attn_single_head:" + sh.name()).c_str(), bm_single_head_decode,
+                                   sh)
           ->Unit(benchmark::kMicrosecond);
   }
 }

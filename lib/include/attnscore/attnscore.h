@@ -28,12 +28,12 @@ typedef enum attnscore_status {
       12,                        /**< key cache memory smaller than attnscore_kcache_f32_bytes */
   ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
   ATTNSCORE_ERR_BAD_CACHE = 14,  /**< not a key cache made by attnscore_kcache_f32_init */
-  ATTNSCORE_ERR_HEADS_MISMATCH = 25,    /**< heads_kv is 0 or does not divide heads_q */
-  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 26,   /**< heads (or rows) of a tensor overlap each other */
-  ATTNSCORE_ERR_BAD_WINDOW = 27,        /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
-  ATTNSCORE_ERR_BAD_SOFTCAP = 28,       /**< softcap negative, NaN, infinite or subnormal */
-  ATTNSCORE_ERR_POSITION_OVERFLOW = 29, /**< pos_offset + n_q - 1 does not fit in size_t */
-  ATTNSCORE_ERR_BAD_FLAGS = 30,         /**< unknown bits in mask or flags */
+  ATTNSCORE_ERR_HEADS_MISMATCH = 25,     /**< heads_kv is 0 or does not divide heads_q */
+  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 26,    /**< heads (or rows) of a tensor overlap each other */
+  ATTNSCORE_ERR_BAD_WINDOW = 27,         /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
+  ATTNSCORE_ERR_BAD_SOFTCAP = 28,        /**< softcap negative, NaN, infinite or subnormal */
+  ATTNSCORE_ERR_POSITION_OVERFLOW = 29,  /**< pos_offset + n_q - 1 does not fit in size_t */
+  ATTNSCORE_ERR_BAD_FLAGS = 30,          /**< unknown bits in mask or flags */
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
@@ -177,8 +177,8 @@ typedef struct attnscore_attention_desc {
 
 /** A descriptor for dense tensors (head-major, rows of d or n_k elements), scale 0 (default),
  * no softcap, no mask, no softmax. */
-attnscore_attention_desc attnscore_attention_desc_dense(size_t heads_q, size_t heads_kv,
-                                                        size_t n_q, size_t n_k, size_t d);
+attnscore_attention_desc attnscore_attention_desc_dense(size_t heads_q, size_t heads_kv, size_t n_q,
+                                                        size_t n_k, size_t d);
 
 /**
  * The scores of every head (see attnscore_attention_desc), then the softcap, the mask and the

@@ -139,8 +139,8 @@ inline Status attention(HeadsView<const float> q, HeadsView<const float> k, Head
                         const AttentionOptions &o = AttentionOptions()) noexcept {
   if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
     return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  attnscore_attention_desc a = attnscore_attention_desc_dense(q.heads, k.heads, q.rows, k.rows,
-                                                              q.cols);
+  attnscore_attention_desc a =
+      attnscore_attention_desc_dense(q.heads, k.heads, q.rows, k.rows, q.cols);
   a.q_head_stride = q.head_stride;
   a.q_row_stride = q.row_stride;
   a.k_head_stride = k.head_stride;
