@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -213,6 +215,116 @@ void bm_openblas(benchmark::State &state, bench::Shape sh) {
 }
 #endif
 
+// The attention step of a layer (issue shapes): 32 query heads on 8 KV heads, d = 128; decode
+// (1 query x 4096 keys) and prefill (512 x 512). Variants: the fused call with or without the
+// causal mask and the softmax, against the unfused sequence (one scores call per head, then the
+// caller's own mask-and-softmax pass), and the single-head decode on the same bytes of K.
+struct AttnShape {
+  std::size_t hq, hkv, n_q, n_k, d;
+  std::string name() const {
+    return std::to_string(hq) + "q" + std::to_string(hkv) + "kv/d" + std::to_string(d) + "/" +
+           std::to_string(n_q) + "x" + std::to_string(n_k);
+  }
+};
+
+struct AttnData {
+  std::vector<float> q, k, s;
+  explicit AttnData(const AttnShape &a)
+      : q(a.hq * a.n_q * a.d), k(a.hkv * a.n_k * a.d), s(a.hq * a.n_q * a.n_k) {
+    std::mt19937 rng(42);
+    std::normal_distribution<float> dist;
+    for (float &x : q) x = dist(rng);
+    for (float &x : k) x = dist(rng);
+  }
+};
+
+void attn_counters(benchmark::State &state, const AttnShape &a) {
+  using C = benchmark::Counter;
+  // Work of the unmasked scores: the same count for every variant, so rates compare times.
+  state.counters["GFLOP"] =
+      C(2.0 * a.hq * a.n_q * a.n_k * a.d * 1e-9, C::kIsIterationInvariantRate);
+  state.counters["K_GB"] = C(static_cast<double>(a.hkv * a.n_k * a.d * sizeof(float)) * 1e-9,
+                             C::kIsIterationInvariantRate);
+}
+
+void bm_attention(benchmark::State &state, AttnShape sh, bool causal, bool softmax) {
+  AttnData data(sh);
+  attnscore_attention_desc a = attnscore_attention_desc_dense(sh.hq, sh.hkv, sh.n_q, sh.n_k, sh.d);
+  a.mask = causal ? ATTNSCORE_MASK_CAUSAL : 0u;
+  a.pos_offset = sh.n_k - sh.n_q;  // the queries are the last positions (decode, prefill)
+  a.flags = softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
+  for (auto _ : state) {
+    const attnscore_status st =
+        attnscore_attention_f32(&a, data.q.data(), data.k.data(), data.s.data());
+    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
+    benchmark::DoNotOptimize(data.s.data());
+    benchmark::ClobberMemory();
+  }
+  attn_counters(state, sh);
+}
+
+// The unfused sequence: a scores call per head (K head h / g), then a plain pass that masks and
+// takes a stable softmax of each row.
+void bm_attention_unfused(benchmark::State &state, AttnShape sh, bool causal, bool softmax) {
+  AttnData data(sh);
+  const std::size_t g = sh.hq / sh.hkv, p0 = sh.n_k - sh.n_q;
+  for (auto _ : state) {
+    for (std::size_t h = 0; h < sh.hq; ++h) {
+      float *s = data.s.data() + h * sh.n_q * sh.n_k;
+      attnscore_scores_f32(sh.n_q, sh.n_k, sh.d, data.q.data() + h * sh.n_q * sh.d, sh.d,
+                           data.k.data() + (h / g) * sh.n_k * sh.d, sh.d, s, sh.n_k, 0.0f);
+      if (!causal && !softmax) continue;
+      for (std::size_t i = 0; i < sh.n_q; ++i) {
+        float *row = s + i * sh.n_k;
+        const std::size_t hi = causal ? std::min(sh.n_k, p0 + i + 1) : sh.n_k;
+        for (std::size_t j = hi; j < sh.n_k; ++j) row[j] = -std::numeric_limits<float>::infinity();
+        if (!softmax) continue;
+        float m = row[0], sum = 0;
+        for (std::size_t j = 1; j < hi; ++j) m = std::max(m, row[j]);
+        for (std::size_t j = 0; j < sh.n_k; ++j) sum += row[j] = std::exp(row[j] - m);
+        for (std::size_t j = 0; j < sh.n_k; ++j) row[j] /= sum;
+      }
+    }
+    benchmark::DoNotOptimize(data.s.data());
+    benchmark::ClobberMemory();
+  }
+  attn_counters(state, sh);
+}
+
+// The single-head decode (the scores call, one query) on as many bytes of K as the layer holds.
+void bm_single_head_decode(benchmark::State &state, AttnShape sh) {
+  const AttnShape one{1, 1, 1, sh.hkv * sh.n_k, sh.d};
+  AttnData data(one);
+  for (auto _ : state) {
+    attnscore_scores_f32(1, one.n_k, one.d, data.q.data(), one.d, data.k.data(), one.d,
+                         data.s.data(), one.n_k, 0.0f);
+    benchmark::DoNotOptimize(data.s.data());
+    benchmark::ClobberMemory();
+  }
+  attn_counters(state, one);
+}
+
+void register_attention() {
+  const AttnShape shapes[] = {{32, 8, 1, 4096, 128}, {32, 8, 512, 512, 128}};
+  for (const AttnShape &sh : shapes) {
+    for (bool causal : {false, true})
+      for (bool softmax : {false, true}) {
+        const std::string opt =
+            std::string(causal ? "causal" : "nomask") + (softmax ? "+softmax" : "");
+        benchmark::RegisterBenchmark(("attn_fused:" + opt + "/" + sh.name()).c_str(), bm_attention,
+                                     sh, causal, softmax)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("attn_unfused:" + opt + "/" + sh.name()).c_str(),
+                                     bm_attention_unfused, sh, causal, softmax)
+            ->Unit(benchmark::kMicrosecond);
+      }
+    if (sh.n_q == 1)
+      benchmark::RegisterBenchmark(("attn_single_head:" + sh.name()).c_str(), bm_single_head_decode,
+                                   sh)
+          ->Unit(benchmark::kMicrosecond);
+  }
+}
+
 std::vector<attnscore_level> runnable_levels() {
   std::vector<attnscore_level> out;
   for (int v = 0; v < 255; ++v) {
@@ -341,6 +453,7 @@ int main(int argc, char **argv) {
       }
     }
   }
+  register_attention();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -10,7 +10,7 @@ import os
 import struct
 import sys
 
-C, CPP, QUERIES, KCACHE = 0, 1, 2, 3
+C, CPP, QUERIES, KCACHE, ATTENTION = 0, 1, 2, 3, 4
 
 # Cap codes (decode_cap): c % 8 in 0, 1 -> best; 2..5 -> family level (c >> 3) % n; 6 -> another
 # family's level; 7 -> the next byte as is.
@@ -149,6 +149,70 @@ def kcache(d, capacity, appends=(), cap=CAP_BEST, mem=0, offset=0, null_mem=Fals
     return out
 
 
+# Attention strides (decode_attn_stride): the layout's default, short by 1 + i, or huge.
+A_DEFAULT = bytes([0])
+
+
+def a_short(i=0):
+    return bytes([0xE0 + i])
+
+
+def a_huge(which, extra=b""):
+    return bytes([0xF0 + which]) + extra
+
+
+# Softcap codes (decode_softcap).
+CAP_NONE, CAP_1_5, CAP_30, CAP_NEG, CAP_NAN, CAP_INF, CAP_DENORM, CAP_NEG0 = 0, 8, 9, 10, 11, 12, 13, 15
+
+
+def attn(hq, hkv, n_q, n_k, d, lay=0, strides=(A_DEFAULT,) * 6, scale=SC_DEFAULT,
+         softcap=CAP_NONE, mask=0, flags=0, p0=bytes([0]), w=bytes([0]), nul=0, place=0,
+         cap=CAP_BEST):
+    """An attention case (fuzz_attention): layout bits 0-1 Q, 2-3 K, 4-5 S (0 head-major,
+    1 padded, 2 token-major); p0 and w are codes (p0 % (n_k + 4), w % 9, or huge)."""
+    sc = scale if isinstance(scale, bytes) else bytes([scale])
+    return (bytes([ATTENTION]) + cap + bytes([hq, hkv, n_q, n_k, d, lay]) + b"".join(strides) +
+            sc + bytes([softcap, mask, flags]) + p0 + w + bytes([nul, place]))
+
+
+def attention_seeds(s):
+    b = lambda v: bytes([v])
+    tok, pad = 0x2A, 0x15
+    s["attn_ok_mha"] = attn(3, 3, 5, 9, 8)
+    s["attn_ok_gqa_causal_softmax"] = attn(8, 2, 6, 17, 16, mask=1, flags=1, p0=b(11))
+    s["attn_ok_gqa_causal_scores"] = attn(8, 2, 9, 35, 17, mask=1, p0=b(0))
+    s["attn_ok_decode_window_softcap"] = attn(4, 1, 1, 33, 32, mask=2, flags=1, softcap=CAP_1_5,
+                                              p0=b(32), w=b(5))
+    s["attn_ok_mqa_decode_token_major"] = attn(8, 1, 1, 30, 24, lay=tok, mask=1, p0=b(29))
+    s["attn_ok_padded_window"] = attn(4, 2, 7, 21, 5, lay=pad, mask=3, p0=b(14), w=b(3),
+                                      softcap=CAP_30)
+    s["attn_ok_fully_masked_rows"] = attn(2, 1, 3, 6, 4, mask=2, flags=1, p0=b(9), w=b(1))
+    s["attn_ok_offset_past_keys"] = attn(2, 2, 4, 5, 7, mask=1, flags=1, p0=b(8))
+    s["attn_ok_neg_zero_softcap"] = attn(2, 1, 2, 3, 4, softcap=CAP_NEG0, scale=SC_MINUS1)
+    s["attn_noop_zero_heads"] = attn(0, 0, 3, 3, 0, nul=0xFF, softcap=CAP_NAN)
+    s["attn_err_zero_dim"] = attn(2, 1, 3, 3, 0)
+    s["attn_err_null_k"] = attn(2, 1, 3, 3, 4, nul=0xFA)
+    s["attn_err_heads_mismatch"] = attn(6, 4, 2, 3, 4)
+    s["attn_err_heads_kv_zero"] = attn(4, 0, 2, 3, 4)
+    s["attn_err_bad_ldq"] = attn(2, 1, 2, 3, 4, strides=(A_DEFAULT, a_short()) + (A_DEFAULT,) * 4)
+    s["attn_err_bad_lds"] = attn(2, 1, 2, 3, 4, strides=(A_DEFAULT,) * 5 + (a_short(),))
+    s["attn_err_head_stride_q"] = attn(2, 1, 2, 3, 4, strides=(a_short(1),) + (A_DEFAULT,) * 5)
+    s["attn_err_head_stride_s_token_major"] = attn(4, 2, 2, 3, 4, lay=tok,
+                                                   strides=(A_DEFAULT,) * 5 + (a_short(2),))
+    s["attn_err_scale_nan"] = attn(2, 1, 2, 3, 4, scale=SC_NAN)
+    for name, code in [("neg", CAP_NEG), ("nan", CAP_NAN), ("inf", CAP_INF),
+                       ("denorm", CAP_DENORM)]:
+        s["attn_err_softcap_" + name] = attn(2, 1, 2, 3, 4, softcap=code)
+    s["attn_err_flags_mask"] = attn(2, 1, 2, 3, 4, mask=0xF8)
+    s["attn_err_flags_flags"] = attn(2, 1, 2, 3, 4, flags=0xF9)
+    s["attn_err_window_zero"] = attn(2, 1, 2, 3, 4, mask=2, w=b(0))
+    s["attn_err_position_overflow"] = attn(2, 1, 3, 3, 4, mask=1, p0=b(0xF0))
+    s["attn_ok_huge_offset_no_mask"] = attn(2, 1, 3, 3, 4, p0=b(0xF0))
+    s["attn_err_size_overflow"] = attn(2, 2, 2, 3, 4, strides=(A_DEFAULT,) * 2 + (a_huge(2),) +
+                                       (A_DEFAULT,) * 3)
+    s["attn_err_overlap_s_in_q"] = attn(2, 1, 2, 3, 4, place=0xF3)
+
+
 def seeds():
     s = {}
     r, d = rows, dim
@@ -276,6 +340,9 @@ def seeds():
     s["kc_err_scale_nan"] = kcache(d(8), 10, (kb(3),), scale=SC_NAN)
     s["kc_err_scale_denorm"] = kcache(d(8), 10, (kb(3),), scale=SC_DENORM_MIN)
     s["kc_err_ldq_overflow"] = kcache(d(8), 10, (kb(3),), n_q=3, ldq=stride_huge(0))
+
+
+    attention_seeds(s)
     return s
 
 

@@ -81,6 +81,18 @@ const char *attnscore_status_string(attnscore_status status_in) {
       return "the key cache is full";
     case ATTNSCORE_ERR_BAD_CACHE:
       return "not an initialised key cache";
+    case ATTNSCORE_ERR_HEADS_MISMATCH:
+      return "heads_kv is 0 or does not divide heads_q";
+    case ATTNSCORE_ERR_BAD_HEAD_STRIDE:
+      return "the heads or rows of a tensor overlap (a stride is too small)";
+    case ATTNSCORE_ERR_BAD_WINDOW:
+      return "the sliding window is 0";
+    case ATTNSCORE_ERR_BAD_SOFTCAP:
+      return "softcap is negative, NaN, infinite or subnormal";
+    case ATTNSCORE_ERR_POSITION_OVERFLOW:
+      return "a query position (pos_offset + row) overflows size_t";
+    case ATTNSCORE_ERR_BAD_FLAGS:
+      return "unknown mask or option bits";
     case ATTNSCORE_ERR_SYSTEM:
       return "the system refused a thread or memory";
     case ATTNSCORE_STATUS_MAX_ENUM:

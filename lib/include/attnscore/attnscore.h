@@ -30,7 +30,13 @@ typedef enum attnscore_status {
       12,                        /**< key cache memory smaller than attnscore_kcache_f32_bytes */
   ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
   ATTNSCORE_ERR_BAD_CACHE = 14,  /**< not a key cache made by attnscore_kcache_f32_init */
-  ATTNSCORE_ERR_SYSTEM = 30,     /**< the system refused a thread or memory (pool creation) */
+  ATTNSCORE_ERR_HEADS_MISMATCH = 25,     /**< heads_kv is 0 or does not divide heads_q */
+  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 26,    /**< heads (or rows) of a tensor overlap each other */
+  ATTNSCORE_ERR_BAD_WINDOW = 27,         /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
+  ATTNSCORE_ERR_BAD_SOFTCAP = 28,        /**< softcap negative, NaN, infinite or subnormal */
+  ATTNSCORE_ERR_POSITION_OVERFLOW = 29,  /**< pos_offset + n_q - 1 does not fit in size_t */
+  ATTNSCORE_ERR_BAD_FLAGS = 30,          /**< unknown bits in mask or flags */
+  ATTNSCORE_ERR_SYSTEM = 31,             /**< the system refused a thread or memory (pool creation) */
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
@@ -143,6 +149,51 @@ attnscore_status attnscore_kcache_f32_clear(attnscore_kcache_f32 *cache);
 attnscore_status attnscore_scores_f32_kcache(size_t n_q, const float *q, size_t ldq,
                                              const attnscore_kcache_f32 *cache, float *s,
                                              size_t lds, float scale);
+
+/** Mask bits (attnscore_attention_desc.mask). Query row i sits at position p = pos_offset + i. */
+#define ATTNSCORE_MASK_CAUSAL 1u /**< row i sees keys 0 ... p */
+#define ATTNSCORE_MASK_WINDOW 2u /**< row i sees keys p - window + 1 ... p (implies causal) */
+/** Option bits (attnscore_attention_desc.flags). */
+#define ATTNSCORE_ATTN_SOFTMAX 1u /**< each row of S becomes softmax weights (f32) */
+
+/**
+ * One attention-scores step for every head of a layer. The same descriptor serves every input
+ * dtype (one attnscore_attention_<dtype> call each). Strides are in elements.
+ *   Q: heads_q x n_q x d,  q[h * q_head_stride + i * q_row_stride + t]
+ *   K: heads_kv x n_k x d, k[h * k_head_stride + j * k_row_stride + t]
+ *   S: heads_q x n_q x n_k, s[h * s_head_stride + i * s_row_stride + j]
+ * Query head h reads K head h / (heads_q / heads_kv) (grouped- and multi-query attention).
+ */
+typedef struct attnscore_attention_desc {
+  size_t heads_q, heads_kv; /**< heads_kv must divide heads_q */
+  size_t n_q, n_k, d;
+  size_t q_head_stride, q_row_stride;
+  size_t k_head_stride, k_row_stride;
+  size_t s_head_stride, s_row_stride;
+  float scale;       /**< 0.0f: attnscore_default_scale(d) */
+  float softcap;     /**< 0.0f: none; c > 0: s -> c * tanh(s / c) after the scale */
+  unsigned mask;     /**< ATTNSCORE_MASK_* bits; masked scores are -Inf (0 after softmax) */
+  unsigned flags;    /**< ATTNSCORE_ATTN_* bits */
+  size_t pos_offset; /**< position of query row 0 (used by the masks) */
+  size_t window;     /**< keys seen under ATTNSCORE_MASK_WINDOW (>= 1) */
+} attnscore_attention_desc;
+
+/** A descriptor for dense tensors (head-major, rows of d or n_k elements), scale 0 (default),
+ * no softcap, no mask, no softmax. */
+attnscore_attention_desc attnscore_attention_desc_dense(size_t heads_q, size_t heads_kv, size_t n_q,
+                                                        size_t n_k, size_t d);
+
+/**
+ * The scores of every head (see attnscore_attention_desc), then the softcap, the mask and the
+ * softmax that the descriptor asks for, in one call with no copy of K. Unmasked scores (with no
+ * softcap) are bit-identical to attnscore_scores_f32 on the same head at the same level; register
+ * tiles that the mask hides wholly are not computed. With ATTNSCORE_ATTN_SOFTMAX a row whose keys
+ * are all masked becomes all zeros.
+ * @return ATTNSCORE_OK (also when heads_q, n_q or n_k is 0, whatever the rest), or an error
+ *         status; on error nothing is written to s. No allocation; FP environment unchanged.
+ */
+attnscore_status attnscore_attention_f32(const attnscore_attention_desc *desc, const float *q,
+                                         const float *k, float *s);
 
 /**
  * One task of a parallel call: computes part `index` (0 ... n_tasks - 1) of the work behind

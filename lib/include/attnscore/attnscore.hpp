@@ -136,6 +136,66 @@ inline Status scores(MatrixView<const float> q, const KeyCache &cache, MatrixVie
                                               s.ld, scale);
 }
 
+/// A strided `heads` x `rows` x `cols` tensor view: element (h, i, j) at
+/// `data + h * head_stride + i * row_stride + j` (strides in elements).
+template <class T>
+struct HeadsView {
+  T *data = nullptr;
+  std::size_t heads = 0, rows = 0, cols = 0;
+  std::size_t head_stride = 0, row_stride = 0;
+
+  constexpr HeadsView() = default;
+  constexpr HeadsView(T *data_, std::size_t heads_, std::size_t rows_, std::size_t cols_,
+                      std::size_t head_stride_, std::size_t row_stride_)
+      : data(data_),
+        heads(heads_),
+        rows(rows_),
+        cols(cols_),
+        head_stride(head_stride_),
+        row_stride(row_stride_) {}
+  /// A dense head-major view: row_stride == cols, head_stride == rows * cols.
+  constexpr HeadsView(T *data_, std::size_t heads_, std::size_t rows_, std::size_t cols_)
+      : HeadsView(data_, heads_, rows_, cols_, rows_ * cols_, cols_) {}
+  /// A read-only view of a writable one.
+  template <class U>
+  constexpr HeadsView(const HeadsView<U> &o)  // NOLINT(google-explicit-constructor)
+      : HeadsView(o.data, o.heads, o.rows, o.cols, o.head_stride, o.row_stride) {}
+};
+
+/// The options of an attention step (see attnscore_attention_desc).
+struct AttentionOptions {
+  float scale = 0.0f;          ///< 0: 1/sqrt(d)
+  float softcap = 0.0f;        ///< 0: none
+  unsigned mask = 0;           ///< ATTNSCORE_MASK_* bits
+  std::size_t pos_offset = 0;  ///< position of query row 0
+  std::size_t window = 0;      ///< for ATTNSCORE_MASK_WINDOW
+  bool softmax = false;        ///< rows of S become softmax weights
+};
+
+/// One attention-scores step of every head: q: heads_q x n_q x d, k: heads_kv x n_k x d,
+/// s: heads_q x n_q x n_k. ATTNSCORE_ERR_SHAPE_MISMATCH (nothing written) if the shapes
+/// disagree; otherwise exactly what attnscore_attention_f32 returns.
+inline Status attention(HeadsView<const float> q, HeadsView<const float> k, HeadsView<float> s,
+                        const AttentionOptions &o = AttentionOptions()) noexcept {
+  if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  attnscore_attention_desc a =
+      attnscore_attention_desc_dense(q.heads, k.heads, q.rows, k.rows, q.cols);
+  a.q_head_stride = q.head_stride;
+  a.q_row_stride = q.row_stride;
+  a.k_head_stride = k.head_stride;
+  a.k_row_stride = k.row_stride;
+  a.s_head_stride = s.head_stride;
+  a.s_row_stride = s.row_stride;
+  a.scale = o.scale;
+  a.softcap = o.softcap;
+  a.mask = o.mask;
+  a.pos_offset = o.pos_offset;
+  a.window = o.window;
+  a.flags = o.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
+  return attnscore_attention_f32(&a, q.data, k.data, s.data);
+}
+
 /// The float nearest to 1/sqrt(d), the scale used when 0 is passed.
 inline float default_scale(std::size_t d) noexcept { return attnscore_default_scale(d); }
 /// A static message for a status.

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: Apache-2.0
+// The attention step: every head (grouped-query), masks without a mask tensor, softcap and a
+// fused softmax, driving the f32 table's kernel rows directly so that masked tiles are skipped.
+#include "attention.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include "checks.h"
+#include "kernels.h"
+
+namespace attnscore {
+namespace {
+
+constexpr unsigned kKnownMask = ATTNSCORE_MASK_CAUSAL | ATTNSCORE_MASK_WINDOW;
+constexpr unsigned kKnownFlags = ATTNSCORE_ATTN_SOFTMAX;
+
+// Rows of a head computed before their softmax, so that the block of S being finished is still in
+// L2 (a multiple of MR is rounded up from this).
+constexpr std::size_t kRowBlock = 64;
+
+// Whether the heads x rows x cols elements with strides (hs, rs, 1) are pairwise distinct:
+// rows of cols elements nested in heads (head-major), or heads nested in rows (token-major).
+// Assumes rows > 0, heads > 0 and rs >= cols.
+bool disjoint(std::size_t heads, std::size_t rows, std::size_t cols, std::size_t hs,
+              std::size_t rs) noexcept {
+  if (heads == 1) return true;
+  if (rows == 1) return hs >= cols;
+  std::size_t span;  // elements of one head (rows nested in it) or of one row (heads in it)
+  if (!__builtin_mul_overflow(rows - 1, rs, &span) && !__builtin_add_overflow(span, cols, &span) &&
+      hs >= span)
+    return true;
+  return hs >= cols && !__builtin_mul_overflow(heads - 1, hs, &span) &&
+         !__builtin_add_overflow(span, cols, &span) && rs >= span;
+}
+
+// Extent in bytes of a strided 3-D tensor, checked against size_t and address-space wrap.
+bool extent3(const void *base, std::size_t heads, std::size_t rows, std::size_t cols,
+             std::size_t hs, std::size_t rs, std::size_t *bytes) noexcept {
+  std::size_t a, b, n;
+  if (__builtin_mul_overflow(heads - 1, hs, &a) || __builtin_mul_overflow(rows - 1, rs, &b) ||
+      __builtin_add_overflow(a, b, &n) || __builtin_add_overflow(n, cols, &n) ||
+      __builtin_mul_overflow(n, sizeof(float), bytes))
+    return false;
+  std::uintptr_t end;
+  return !__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(base), *bytes, &end);
+}
+
+// A usable softcap: 0 (none) or positive, finite and normal (judged by bits, as scale_ok).
+bool softcap_ok(float c) noexcept {
+  std::uint32_t bits;
+  std::memcpy(&bits, &c, sizeof bits);
+  if ((bits & 0x7fffffffu) == 0) return true;  // +0 or -0: no softcap
+  return (bits >> 31) == 0 && scale_ok(c) && (bits & 0x7f800000u) != 0;
+}
+
+}  // namespace
+
+attnscore_status check_attention(const attnscore_attention_desc &a, const void *q, const void *k,
+                                 const void *s) noexcept {
+  if (a.heads_q == 0 || a.n_q == 0 || a.n_k == 0) return ATTNSCORE_OK;
+  if (a.d == 0) return ATTNSCORE_ERR_ZERO_DIM;
+  if (q == nullptr || k == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (a.heads_kv == 0 || a.heads_q % a.heads_kv != 0) return ATTNSCORE_ERR_HEADS_MISMATCH;
+  if (a.q_row_stride < a.d) return ATTNSCORE_ERR_BAD_LDQ;
+  if (a.k_row_stride < a.d) return ATTNSCORE_ERR_BAD_LDK;
+  if (a.s_row_stride < a.n_k) return ATTNSCORE_ERR_BAD_LDS;
+  if (!scale_ok(a.scale)) return ATTNSCORE_ERR_BAD_SCALE;
+  if (!softcap_ok(a.softcap)) return ATTNSCORE_ERR_BAD_SOFTCAP;
+  if ((a.mask & ~kKnownMask) != 0 || (a.flags & ~kKnownFlags) != 0) return ATTNSCORE_ERR_BAD_FLAGS;
+  if ((a.mask & ATTNSCORE_MASK_WINDOW) && a.window == 0) return ATTNSCORE_ERR_BAD_WINDOW;
+  std::size_t last;
+  if (a.mask != 0 && __builtin_add_overflow(a.pos_offset, a.n_q - 1, &last))
+    return ATTNSCORE_ERR_POSITION_OVERFLOW;
+  if (!disjoint(a.heads_q, a.n_q, a.d, a.q_head_stride, a.q_row_stride) ||
+      !disjoint(a.heads_kv, a.n_k, a.d, a.k_head_stride, a.k_row_stride) ||
+      !disjoint(a.heads_q, a.n_q, a.n_k, a.s_head_stride, a.s_row_stride))
+    return ATTNSCORE_ERR_BAD_HEAD_STRIDE;
+  std::size_t q_bytes, k_bytes, s_bytes;
+  if (!extent3(q, a.heads_q, a.n_q, a.d, a.q_head_stride, a.q_row_stride, &q_bytes) ||
+      !extent3(k, a.heads_kv, a.n_k, a.d, a.k_head_stride, a.k_row_stride, &k_bytes) ||
+      !extent3(s, a.heads_q, a.n_q, a.n_k, a.s_head_stride, a.s_row_stride, &s_bytes))
+    return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, k, k_bytes))
+    return ATTNSCORE_ERR_OVERLAP;
+  return ATTNSCORE_OK;
+}
+
+Span visible_keys(const attnscore_attention_desc &a, std::size_t i) noexcept {
+  Span sp{0, a.n_k};
+  if (a.mask == 0) return sp;
+  const std::size_t p = a.pos_offset + i;  // checked: no overflow
+  sp.hi = p >= a.n_k ? a.n_k : p + 1;
+  if ((a.mask & ATTNSCORE_MASK_WINDOW) && p >= a.window) sp.lo = p - a.window + 1;
+  if (sp.lo > sp.hi) sp.lo = sp.hi;
+  return sp;
+}
+
+namespace {
+
+// Cephes-style expf: x = n ln2 + r, |r| <= ln2 / 2 (ln2 split in two so n ln2_hi is exact),
+// e^r by a degree-6 polynomial, 2^n put into the exponent bits. Below -87 (results under about
+// 2^-125) it returns 0, which keeps n in the normal range; NaN gives NaN. The special cases are
+// bit masks, not branches or float compares (which may raise "invalid" on NaN, so that under
+// -ftrapping-math the compiler keeps them as branches): the loops that call it vectorize.
+inline float exp_np(float x) noexcept {
+  const float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+  const float kRound = 12582912.0f;  // 1.5 * 2^23: v + kRound rounds v to an integer
+  constexpr std::uint32_t kRoundBits = 0x4b400000u, k87 = 0x42ae0000u, kInfBits = 0x7f800000u;
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const std::uint32_t a = u & 0x7fffffffu;
+  const std::uint32_t in_range = -static_cast<std::uint32_t>(a <= k87);             // |x| <= 87
+  const std::uint32_t keep = -static_cast<std::uint32_t>(a > kInfBits) | in_range;  // or NaN
+  const std::uint32_t xcb = u & in_range;  // 0 out of range: no overflow below
+  float xc;
+  std::memcpy(&xc, &xcb, sizeof xc);
+  const float t = xc * kLog2e + kRound;
+  const float n = t - kRound;
+  const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float er = p * (r * r) + r + 1.0f;
+  std::uint32_t tb;
+  std::memcpy(&tb, &t, sizeof tb);
+  const std::uint32_t e = (tb - kRoundBits + 127u) << 23;  // 2^n, n = tb - kRoundBits
+  float two_n;
+  std::memcpy(&two_n, &e, sizeof two_n);
+  const float y = er * two_n;
+  std::uint32_t yb;
+  std::memcpy(&yb, &y, sizeof yb);
+  yb = ((yb & in_range) | (u & ~in_range)) & keep;  // in range: y; NaN: x; else (-Inf too): +0
+  float out;
+  std::memcpy(&out, &yb, sizeof out);
+  return out;
+}
+
+}  // namespace
+
+float exp_nonpositive(float x) noexcept { return exp_np(x); }
+
+void softmax_span_portable(float *row, std::size_t n) noexcept {
+  const float inf = std::numeric_limits<float>::infinity();
+  // Eight partial maxima and sums: the loops vectorize; the summation error grows with n / 8.
+  constexpr std::size_t L = 8;
+  float mx[L], part[L];
+  for (std::size_t l = 0; l < L; ++l) mx[l] = -inf, part[l] = 0.0f;
+  std::size_t j = 0;
+  for (; j + L <= n; j += L)
+    for (std::size_t l = 0; l < L; ++l) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];
+  for (std::size_t l = 0; j < n; ++j, ++l) mx[l] = row[j] > mx[l] ? row[j] : mx[l];
+  float m = mx[0];
+  for (std::size_t l = 1; l < L; ++l) m = mx[l] > m ? mx[l] : m;
+  for (j = 0; j < n; ++j) row[j] = exp_np(row[j] - m);
+  for (j = 0; j + L <= n; j += L)
+    for (std::size_t l = 0; l < L; ++l) part[l] += row[j + l];
+  for (std::size_t l = 0; j < n; ++j, ++l) part[l] += row[j];
+  const float sum =
+      ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  if (!(sum >= 1.0f)) {
+    // NaN: a NaN score, a +Inf max (Inf - Inf) or every score -Inf (-Inf + Inf). The max gives
+    // e^0 = 1 otherwise. No weights, as the unfused steps would give: NaN over the visible keys.
+    for (j = 0; j < n; ++j) row[j] = std::numeric_limits<float>::quiet_NaN();
+    return;
+  }
+  const float inv = 1.0f / sum;
+  for (j = 0; j < n; ++j) row[j] *= inv;
+}
+
+SoftmaxSpanFn softmax_for(attnscore_level level) noexcept {
+  static const SoftmaxF32 *const kRows[] = {
+#if ATTNSCORE_HAVE_AVX512
+    &softmax_f32__avx512_row,
+#endif
+#if ATTNSCORE_HAVE_AVX2
+    &softmax_f32__avx2_row,
+#endif
+#if ATTNSCORE_HAVE_NEON && defined(__aarch64__)
+    &softmax_f32__neon_row,
+#endif
+    nullptr
+  };
+  for (const SoftmaxF32 *row : kRows)
+    if (row != nullptr && row->level == level) return row->fn;
+  return softmax_span_portable;
+}
+
+void finish_row(float *row, std::size_t n_k, Span sp, float softcap,
+                SoftmaxSpanFn softmax) noexcept {
+  const float inf = std::numeric_limits<float>::infinity();
+  if (softcap != 0.0f) {
+    for (std::size_t j = sp.lo; j < sp.hi; ++j) row[j] = softcap * std::tanh(row[j] / softcap);
+  }
+  if (softmax == nullptr) {
+    for (std::size_t j = 0; j < sp.lo; ++j) row[j] = -inf;
+    for (std::size_t j = sp.hi; j < n_k; ++j) row[j] = -inf;
+    return;
+  }
+  for (std::size_t j = 0; j < sp.lo; ++j) row[j] = 0.0f;
+  for (std::size_t j = sp.hi; j < n_k; ++j) row[j] = 0.0f;
+  if (sp.lo < sp.hi) softmax(row + sp.lo, sp.hi - sp.lo);  // else every key masked: all zeros
+}
+
+void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &a, const float *q,
+                       const float *k, float *s, float scale) noexcept {
+  const std::size_t g = a.heads_q / a.heads_kv, n_q = a.n_q, n_k = a.n_k, d = a.d;
+  const SoftmaxSpanFn softmax =
+      (a.flags & ATTNSCORE_ATTN_SOFTMAX) ? softmax_for(kernel.level) : nullptr;
+  const std::size_t qhs = a.q_head_stride, qrs = a.q_row_stride, khs = a.k_head_stride,
+                    krs = a.k_row_stride, shs = a.s_head_stride, srs = a.s_row_stride;
+
+  if (n_q <= kDecodeRows && n_q < kernel.mr) {
+    // Decode: the decode tile streams raw K; only the keys some row sees are computed.
+    const Span first = visible_keys(a, 0), last = visible_keys(a, n_q - 1);
+    const std::size_t lo = first.lo, hi = last.hi;
+    for (std::size_t hk = 0; hk < a.heads_kv; ++hk) {
+      const float *kh = k + hk * khs;
+      if (n_q == 1) {
+        // The group's heads are the tile's rows (row stride = head stride): K is read once per
+        // group, a chunk of keys at a time, while it is in L1.
+        const float *qg = q + hk * g * qhs;
+        float *sg = s + hk * g * shs;
+        for (std::size_t j = lo; j < hi; j += kernel.nr_dec) {
+          const std::size_t cols = hi - j < kernel.nr_dec ? hi - j : kernel.nr_dec;
+          for (std::size_t r = 0; r < g; r += kDecodeRows) {
+            const std::size_t rows = g - r < kDecodeRows ? g - r : kDecodeRows;
+            kernel.dec(rows, cols, d, qg + r * qhs, qhs, kh + j * krs, krs, sg + r * shs + j, shs,
+                       scale);
+          }
+        }
+      } else {
+        for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
+          for (std::size_t j = lo; j < hi; j += kernel.nr_dec) {
+            const std::size_t cols = hi - j < kernel.nr_dec ? hi - j : kernel.nr_dec;
+            kernel.dec(n_q, cols, d, q + h * qhs, qrs, kh + j * krs, krs, s + h * shs + j, srs,
+                       scale);
+          }
+      }
+      for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
+        for (std::size_t i = 0; i < n_q; ++i)
+          finish_row(s + h * shs + i * srs, n_k, visible_keys(a, i), a.softcap, softmax);
+    }
+    return;
+  }
+
+  // Prefill: blocks of rows; within one, each packed panel of NR keys serves the rows of every
+  // head of the group that see at least one of its keys, starting at the first such row (the
+  // kernels give the same bits for any block, so tiles need not sit on a grid).
+  alignas(64) float panel[kPanelFloats];
+  const std::size_t kc = kPanelFloats / kernel.nr;
+  const std::size_t mc = (kRowBlock + kernel.mr - 1) / kernel.mr * kernel.mr;
+  for (std::size_t hk = 0; hk < a.heads_kv; ++hk) {
+    const float *kh = k + hk * khs;
+    for (std::size_t r0 = 0; r0 < n_q; r0 += mc) {
+      const std::size_t r1 = n_q - r0 < mc ? n_q : r0 + mc;
+      for (std::size_t j = 0; j < n_k; j += kernel.nr) {
+        const std::size_t cols = n_k - j < kernel.nr ? n_k - j : kernel.nr;
+        // Rows [ia, ib) see a key of [j, j + cols): spans move right as i grows.
+        std::size_t ia = r0, ib = r1;
+        while (ia < ib && visible_keys(a, ia).hi <= j) ++ia;
+        while (ib > ia && visible_keys(a, ib - 1).lo >= j + cols) --ib;
+        if (ia == ib) continue;  // the whole panel is masked for this block: not even packed
+        for (std::size_t t = 0; t < d; t += kc) {
+          const std::size_t dc = d - t < kc ? d - t : kc;
+          const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
+          kernel.pack(cols, dc, kh + j * krs + t, krs, panel);
+          for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
+            for (std::size_t i = ia; i < ib; i += kernel.mr) {
+              const std::size_t rows = ib - i < kernel.mr ? ib - i : kernel.mr;
+              kernel.fn(rows, cols, dc, q + h * qhs + i * qrs + t, qrs, panel,
+                        s + h * shs + i * srs + j, srs, scale, flags);
+            }
+        }
+      }
+      for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
+        for (std::size_t i = r0; i < r1; ++i)
+          finish_row(s + h * shs + i * srs, n_k, visible_keys(a, i), a.softcap, softmax);
+    }
+  }
+}
+
+}  // namespace attnscore
+
+using namespace attnscore;
+
+extern "C" {
+
+attnscore_attention_desc attnscore_attention_desc_dense(size_t heads_q, size_t heads_kv, size_t n_q,
+                                                        size_t n_k, size_t d) {
+  attnscore_attention_desc a;
+  std::memset(&a, 0, sizeof a);
+  a.heads_q = heads_q;
+  a.heads_kv = heads_kv;
+  a.n_q = n_q;
+  a.n_k = n_k;
+  a.d = d;
+  a.q_head_stride = n_q * d;
+  a.q_row_stride = d;
+  a.k_head_stride = n_k * d;
+  a.k_row_stride = d;
+  a.s_head_stride = n_q * n_k;
+  a.s_row_stride = n_k;
+  return a;
+}
+
+attnscore_status attnscore_attention_f32(const attnscore_attention_desc *desc, const float *q,
+                                         const float *k, float *s) {
+  if (desc == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  const attnscore_attention_desc a = *desc;  // one read: a racing writer cannot split checks
+  const attnscore_status st = check_attention(a, q, k, s);
+  if (st != ATTNSCORE_OK || a.heads_q == 0 || a.n_q == 0 || a.n_k == 0) return st;
+  const float scale = a.scale == 0.0f ? attnscore_default_scale(a.d) : a.scale;
+  run_attention_f32(active_kernel_f32(), a, q, k, s, scale);
+  return ATTNSCORE_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: Apache-2.0
+// The attention call against a double-precision reference built from the unfused steps
+// (scores, softcap, mask, softmax), at every level this CPU runs; its bad input; its exp.
+#include <catch2/catch.hpp>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attention.h"
+#include "attnscore/attnscore.hpp"
+#include "support.hpp"
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+constexpr double kU = 1.0 / (1 << 24);  // unit roundoff of f32
+
+struct Case {
+  std::size_t hq, hkv, n_q, n_k, d;
+  unsigned mask;
+  std::size_t p0, w;
+  float softcap;
+  bool softmax;
+  unsigned layout;
+  float scale;
+};
+
+// A strided tensor inside a poisoned buffer (`off` poison elements first, a poisoned tail).
+struct Tensor {
+  std::size_t heads, rows, cols, hs, rs, off;
+  std::vector<float> mem;
+  Tensor(std::size_t heads_, std::size_t rows_, std::size_t cols_, std::size_t hs_, std::size_t rs_,
+         std::size_t off_, float poison)
+      : heads(heads_), rows(rows_), cols(cols_), hs(hs_), rs(rs_), off(off_) {
+    mem.assign(off + (heads - 1) * hs + (rows - 1) * rs + cols + 32, poison);
+  }
+  float *data() { return mem.data() + off; }
+  float &at(std::size_t h, std::size_t i, std::size_t j) { return mem[off + h * hs + i * rs + j]; }
+};
+
+// The three layouts: dense head-major, padded head-major, token-major (heads inside rows).
+attnscore_attention_desc make_desc(const Case &c) {
+  attnscore_attention_desc a = attnscore_attention_desc_dense(c.hq, c.hkv, c.n_q, c.n_k, c.d);
+  if (c.layout % 3 == 1) {
+    a.q_row_stride = c.d + 3;
+    a.q_head_stride = c.n_q * a.q_row_stride + 5;
+    a.k_row_stride = c.d + 1;
+    a.k_head_stride = c.n_k * a.k_row_stride + 2;
+    a.s_row_stride = c.n_k + 1;
+    a.s_head_stride = c.n_q * a.s_row_stride + 3;
+  } else if (c.layout % 3 == 2) {
+    a.q_head_stride = c.d;
+    a.q_row_stride = c.hq * c.d + 1;
+    a.k_head_stride = c.d + 2;
+    a.k_row_stride = c.hkv * (c.d + 2);
+    a.s_head_stride = c.n_k;
+    a.s_row_stride = c.hq * c.n_k + 2;
+  }
+  a.scale = c.scale;
+  a.softcap = c.softcap;
+  a.mask = c.mask;
+  a.pos_offset = c.p0;
+  a.window = c.w;
+  a.flags = c.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
+  return a;
+}
+
+// The mask, from its definition: row i at position p = p0 + i.
+bool visible(const Case &c, std::size_t i, std::size_t j) {
+  const std::size_t p = c.p0 + i;
+  bool v = true;
+  if (c.mask & (ATTNSCORE_MASK_CAUSAL | ATTNSCORE_MASK_WINDOW)) v = j <= p;
+  if (c.mask & ATTNSCORE_MASK_WINDOW) v = v && j + c.w > p;
+  return v;
+}
+
+// Runs one case at the current level; "" or the first failure.
+std::string run_case(const Case &c, std::mt19937 &rng) {
+  const attnscore_attention_desc a = make_desc(c);
+  const std::size_t g = c.hq / c.hkv;
+  Tensor q(c.hq, c.n_q, c.d, a.q_head_stride, a.q_row_stride, c.layout % 4, kNaN);
+  Tensor k(c.hkv, c.n_k, c.d, a.k_head_stride, a.k_row_stride, 1 + c.layout % 3, kNaN);
+  Tensor s(c.hq, c.n_q, c.n_k, a.s_head_stride, a.s_row_stride, 2,
+           testing::from_bits(testing::kGuardBits));
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  // Larger entries under a softcap, so that it bites (|s| up to several times c).
+  const float amp = c.softcap != 0.0f ? 3.0f : 1.0f;
+  for (std::size_t h = 0; h < c.hq; ++h)
+    for (std::size_t i = 0; i < c.n_q; ++i)
+      for (std::size_t t = 0; t < c.d; ++t) q.at(h, i, t) = amp * dist(rng);
+  for (std::size_t h = 0; h < c.hkv; ++h)
+    for (std::size_t j = 0; j < c.n_k; ++j)
+      for (std::size_t t = 0; t < c.d; ++t) k.at(h, j, t) = amp * dist(rng);
+  for (std::size_t h = 0; h < c.hq; ++h)
+    for (std::size_t i = 0; i < c.n_q; ++i)
+      for (std::size_t j = 0; j < c.n_k; ++j) s.at(h, i, j) = kNaN;
+  const std::vector<float> q0 = q.mem, k0 = k.mem;
+
+  const attnscore_status st = attnscore_attention_f32(&a, q.data(), k.data(), s.data());
+  if (st != ATTNSCORE_OK) return std::string("status: ") + attnscore_status_string(st);
+  // Bits, not values: the poison is NaN.
+  if (std::memcmp(q0.data(), q.mem.data(), q0.size() * sizeof(float)) != 0 ||
+      std::memcmp(k0.data(), k.mem.data(), k0.size() * sizeof(float)) != 0)
+    return "an input was modified";
+  // Nothing written outside S's elements.
+  std::vector<char> in_s(s.mem.size(), 0);
+  for (std::size_t h = 0; h < c.hq; ++h)
+    for (std::size_t i = 0; i < c.n_q; ++i)
+      for (std::size_t j = 0; j < c.n_k; ++j) in_s[s.off + h * s.hs + i * s.rs + j] = 1;
+  for (std::size_t x = 0; x < s.mem.size(); ++x)
+    if (!in_s[x] && testing::to_bits(s.mem[x]) != testing::kGuardBits)
+      return "wrote outside S at " + std::to_string(x);
+
+  const float scale = c.scale != 0.0f ? c.scale : attnscore_default_scale(c.d);
+  std::vector<float> plain(c.n_q * c.n_k);
+  for (std::size_t h = 0; h < c.hq; ++h) {
+    const std::size_t hk = h / g;
+    // The unfused first step at the same level: the scores call on this head.
+    if (attnscore_scores_f32(c.n_q, c.n_k, c.d, &q.at(h, 0, 0), q.rs, &k.at(hk, 0, 0), k.rs,
+                             plain.data(), c.n_k, c.scale) != ATTNSCORE_OK)
+      return "scores call failed";
+    for (std::size_t i = 0; i < c.n_q; ++i) {
+      // Double reference of the row: scores, softcap, mask, softmax; and each score's error bound.
+      std::vector<double> ref(c.n_k), tol(c.n_k), raw(c.n_k);
+      double mx = -INFINITY, emax = 0;
+      std::size_t n_vis = 0;
+      for (std::size_t j = 0; j < c.n_k; ++j) {
+        double r = 0, p = 0;
+        for (std::size_t t = 0; t < c.d; ++t) {
+          const double prod = static_cast<double>(q.at(h, i, t)) * k.at(hk, j, t);
+          r += prod;
+          p += std::fabs(prod);
+        }
+        r *= scale;
+        p *= std::fabs(scale);
+        raw[j] = r;
+        double e = testing::contract_bound(c.d, p, scale);
+        if (c.softcap != 0.0f) {
+          // c tanh(x / c) is 1-Lipschitz; the f32 steps add about |r| u (the division) and a few
+          // ulps of the result (tanh, the product).
+          const double cap = c.softcap;
+          r = cap * std::tanh(r / cap);
+          e += 2 * kU * std::fabs(raw[j]) + 8 * kU * std::fabs(r);
+        }
+        ref[j] = r;
+        tol[j] = e;
+        if (visible(c, i, j)) {
+          mx = std::max(mx, r);
+          emax = std::max(emax, e);
+          ++n_vis;
+        }
+      }
+      const float *row = &s.at(h, i, 0);
+      if (!c.softmax) {
+        for (std::size_t j = 0; j < c.n_k; ++j) {
+          const bool vis = visible(c, i, j);
+          if (!vis) {
+            if (row[j] != -kInf) return "masked score is not -Inf";
+            continue;
+          }
+          if (c.softcap == 0.0f &&
+              testing::to_bits(row[j]) != testing::to_bits(plain[i * c.n_k + j]))
+            return "score differs from attnscore_scores_f32 at h=" + std::to_string(h) +
+                   " i=" + std::to_string(i) + " j=" + std::to_string(j);
+          if (!(std::fabs(row[j] - ref[j]) <= tol[j] + 1e-30))
+            return "score outside its bound at h=" + std::to_string(h) + " i=" + std::to_string(i) +
+                   " j=" + std::to_string(j);
+        }
+        continue;
+      }
+      double sum = 0;
+      for (std::size_t j = 0; j < c.n_k; ++j)
+        if (visible(c, i, j)) sum += std::exp(ref[j] - mx);
+      double got_sum = 0;
+      for (std::size_t j = 0; j < c.n_k; ++j) {
+        if (!visible(c, i, j)) {
+          if (testing::to_bits(row[j]) != 0) return "masked weight is not +0";
+          continue;
+        }
+        const double p = std::exp(ref[j] - mx) / sum;
+        // Score errors (the max's too) scale the weight by at most e^(2 emax); then rounding of
+        // x = s - max (|x| u), exp (2 ulp), the 8-way sum and the final product.
+        const double x = std::fabs(ref[j] - mx);
+        const double rel =
+            std::expm1(2 * emax + 2 * x * kU) + (static_cast<double>(n_vis) / 4 + 16) * kU;
+        if (!(std::fabs(row[j] - p) <= p * rel + 4 * static_cast<double>(FLT_MIN)))
+          return "weight outside its bound at h=" + std::to_string(h) + " i=" + std::to_string(i) +
+                 " j=" + std::to_string(j) + ": " + std::to_string(row[j]) + " vs " +
+                 std::to_string(p);
+        got_sum += row[j];
+      }
+      if (n_vis > 0 && !(std::fabs(got_sum - 1.0) <= 1e-4)) return "weights do not sum to 1";
+    }
+  }
+  return "";
+}
+
+std::vector<attnscore::KernelF32 const *> kernels() { return testing::usable_kernels_f32(); }
+
+// The mask variants of the sweep: none; causal from 0 (prefill), ending at the last key (chunked
+// prefill or decode on a cache), past the keys; windows of 1, 3 and a panel and a half.
+void set_mask(Case &c, unsigned v, std::size_t nr) {
+  const std::size_t end = c.n_k >= c.n_q ? c.n_k - c.n_q : 0;
+  c.w = 0;
+  switch (v % 8) {
+    case 0:
+      c.mask = 0, c.p0 = 12345;  // ignored without a mask
+      break;
+    case 1:
+      c.mask = ATTNSCORE_MASK_CAUSAL, c.p0 = 0;
+      break;
+    case 2:
+      c.mask = ATTNSCORE_MASK_CAUSAL, c.p0 = end;
+      break;
+    case 3:
+      c.mask = ATTNSCORE_MASK_CAUSAL, c.p0 = c.n_k + 7;
+      break;
+    case 4:
+      c.mask = ATTNSCORE_MASK_WINDOW, c.p0 = end, c.w = 1;
+      break;
+    case 5:
+      c.mask = ATTNSCORE_MASK_WINDOW | ATTNSCORE_MASK_CAUSAL, c.p0 = 0, c.w = 3;
+      break;
+    case 6:
+      c.mask = ATTNSCORE_MASK_WINDOW, c.p0 = end, c.w = nr + nr / 2;
+      break;
+    default:
+      c.mask = ATTNSCORE_MASK_CAUSAL, c.p0 = end / 2;
+      break;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("attention: every level, heads, groups, masks, options, tile edges", "[attention][f32]") {
+  const attnscore::KernelF32 *kernel = GENERATE(from_range(kernels()));
+  CAPTURE(kernel->name);
+  testing::CapGuard guard;
+  REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);
+  REQUIRE(std::string(attnscore_kernel_name(ATTNSCORE_DTYPE_F32)) == kernel->name);
+  std::mt19937 rng(2024);
+  // (heads_q, heads_kv): group sizes 1, 2 (= heads_q), 4, 8 (= heads_q), 8, 3.
+  const std::size_t heads[][2] = {{3, 3}, {2, 1}, {8, 2}, {8, 1}, {16, 2}, {6, 2}};
+  const std::size_t mr = kernel->mr, nr = kernel->nr;
+  const std::vector<std::size_t> nqs = {1, 2, 3, mr - 1, mr, mr + 1, 2 * mr + 1, 70};
+  const std::vector<std::size_t> nks = {1, nr - 1, nr, nr + 1, 2 * nr + 3, kernel->nr_dec + 1};
+  const std::size_t ds[] = {1, 17, 64, 5};
+  unsigned v = 0;
+  for (const auto &hh : heads)
+    for (std::size_t n_q : nqs)
+      for (std::size_t n_k : nks) {
+        if (n_q == 0 || n_k == 0) continue;
+        Case c{hh[0], hh[1], n_q, n_k, ds[v % 4], 0, 0, 0, 0.0f, false, v % 3, 0.0f};
+        set_mask(c, v / 3 + v, nr);
+        c.softmax = v % 2 == 1;
+        c.softcap = v % 5 == 2 ? 2.5f : 0.0f;
+        c.scale = v % 7 == 3 ? -0.3f : 0.0f;
+        ++v;
+        const std::string err = run_case(c, rng);
+        if (!err.empty()) {
+          CAPTURE(c.hq, c.hkv, c.n_q, c.n_k, c.d, c.mask, c.p0, c.w, c.softcap, c.softmax, c.layout,
+                  c.scale);
+          FAIL(err);
+        }
+      }
+}
+
+TEST_CASE("attention: every mask with every option, prefill and decode shapes",
+          "[attention][f32]") {
+  const attnscore::KernelF32 *kernel = GENERATE(from_range(kernels()));
+  CAPTURE(kernel->name);
+  testing::CapGuard guard;
+  REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);
+  std::mt19937 rng(77);
+  for (std::size_t n_q : {std::size_t{1}, 3 * kernel->mr + 2})
+    for (unsigned m = 0; m < 8; ++m)
+      for (unsigned opt = 0; opt < 4; ++opt) {
+        Case c{4, 2, n_q, 3 * kernel->nr + 5, 40, 0, 0, 0, 0.0f, false, m + opt, 0.0f};
+        set_mask(c, m, kernel->nr);
+        c.softmax = (opt & 1) != 0;
+        c.softcap = (opt & 2) ? 1.5f : 0.0f;
+        const std::string err = run_case(c, rng);
+        if (!err.empty()) {
+          CAPTURE(c.n_q, c.n_k, c.mask, c.p0, c.w, c.softcap, c.softmax);
+          FAIL(err);
+        }
+      }
+}
+
+TEST_CASE("attention: masked and skipped tiles match the unmasked call bit for bit",
+          "[attention][f32]") {
+  // A causal prefill at the active level: every visible score equals the unmasked call's.
+  std::mt19937 rng(5);
+  const std::size_t hq = 4, hkv = 1, n = 100, d = 32;
+  std::vector<float> q(hq * n * d), k(hkv * n * d), full(hq * n * n), causal(hq * n * n);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (float &x : q) x = dist(rng);
+  for (float &x : k) x = dist(rng);
+  attnscore_attention_desc a = attnscore_attention_desc_dense(hq, hkv, n, n, d);
+  REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), full.data()) == ATTNSCORE_OK);
+  a.mask = ATTNSCORE_MASK_CAUSAL;
+  REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), causal.data()) == ATTNSCORE_OK);
+  for (std::size_t h = 0; h < hq; ++h)
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::size_t x = (h * n + i) * n + j;
+        if (j <= i)
+          REQUIRE(testing::to_bits(causal[x]) == testing::to_bits(full[x]));
+        else
+          REQUIRE(causal[x] == -kInf);
+      }
+}
+
+TEST_CASE("attention: fully masked rows give zeros, NaN scores give NaN rows", "[attention]") {
+  // Window 1 ending before key 0 cannot happen; a causal row at position p sees p + 1 keys, so a
+  // row sees nothing only through the window past the keys: n_k keys, position n_k + w.
+  const std::size_t n_k = 5, d = 4;
+  std::vector<float> q(2 * d, 1.0f), k(n_k * d, 0.5f), s(2 * n_k, kNaN);
+  attnscore_attention_desc a = attnscore_attention_desc_dense(1, 1, 2, n_k, d);
+  a.mask = ATTNSCORE_MASK_WINDOW;
+  a.window = 2;
+  a.pos_offset = n_k;  // row 0 sees key n_k - 1 only; row 1 (position n_k + 1) sees none
+  a.flags = ATTNSCORE_ATTN_SOFTMAX;
+  REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
+  for (std::size_t j = 0; j + 1 < n_k; ++j) CHECK(testing::to_bits(s[j]) == 0);
+  CHECK(s[n_k - 1] == 1.0f);
+  for (std::size_t j = 0; j < n_k; ++j) CHECK(testing::to_bits(s[n_k + j]) == 0);
+  // A NaN in a visible score: that row's visible weights are NaN, the masked ones 0.
+  q[0] = kNaN;
+  a.mask = 0;
+  a.flags = ATTNSCORE_ATTN_SOFTMAX;
+  REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
+  for (std::size_t j = 0; j < n_k; ++j) CHECK(std::isnan(s[j]));
+  for (std::size_t j = 0; j < n_k; ++j) CHECK(s[n_k + j] == 1.0f / n_k);
+}
+
+TEST_CASE("attention: the softmax is stable for scores far beyond exp's range", "[attention]") {
+  const std::size_t n_k = 5, d = 4;
+  std::vector<float> q(d, 100.0f), k(n_k * d), s(n_k, kNaN);
+  for (std::size_t j = 0; j < n_k; ++j)
+    for (std::size_t t = 0; t < d; ++t) k[j * d + t] = static_cast<float>(j);
+  attnscore_attention_desc a = attnscore_attention_desc_dense(1, 1, 1, n_k, d);
+  a.scale = 1.0f;  // scores 0, 400, ..., 1600: e^1600 overflows without the max subtracted
+  a.flags = ATTNSCORE_ATTN_SOFTMAX;
+  REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
+  for (std::size_t j = 0; j + 1 < n_k; ++j) CHECK(s[j] == 0.0f);
+  CHECK(s[n_k - 1] == 1.0f);
+}
+
+TEST_CASE("attention: the softmax's exp is within 2 ulp of e^x on [-87, 0]", "[attention]") {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> wide(-87.0f, 0.0f), narrow(-1.0f, 0.0f);
+  double worst = 0;
+  for (int n = 0; n < 200000; ++n) {
+    const float x = n % 2 ? wide(rng) : narrow(rng);
+    const double ref = std::exp(static_cast<double>(x));
+    const float got = attnscore::exp_nonpositive(x);
+    // Error in units of the last place of the result's binade.
+    const double ulp = std::ldexp(1.0, std::ilogb(ref) - 23);
+    worst = std::max(worst, std::fabs(got - ref) / ulp);
+  }
+  CAPTURE(worst);
+  CHECK(worst <= 2.0);
+  CHECK(attnscore::exp_nonpositive(0.0f) == 1.0f);
+  CHECK(attnscore::exp_nonpositive(-0.0f) == 1.0f);
+  CHECK(attnscore::exp_nonpositive(-88.0f) == 0.0f);
+  CHECK(attnscore::exp_nonpositive(-kInf) == 0.0f);
+  CHECK(attnscore::exp_nonpositive(-1e30f) == 0.0f);
+}
+
+TEST_CASE("attention: bad input returns its status and writes nothing", "[attention][api]") {
+  const std::size_t hq = 4, hkv = 2, n_q = 3, n_k = 5, d = 8;
+  std::vector<float> q(hq * n_q * d, 1.0f), k(hkv * n_k * d, 1.0f);
+  std::vector<float> s(hq * n_q * n_k + 16, testing::from_bits(testing::kGuardBits));
+  const attnscore_attention_desc good = attnscore_attention_desc_dense(hq, hkv, n_q, n_k, d);
+  const auto untouched = [&] {
+    for (float x : s)
+      if (testing::to_bits(x) != testing::kGuardBits) return false;
+    return true;
+  };
+  const auto expect = [&](const attnscore_attention_desc &a, attnscore_status want) {
+    CHECK(attnscore_attention_f32(&a, q.data(), k.data(), s.data()) == want);
+    CHECK(untouched());
+  };
+  const float subnormal = std::numeric_limits<float>::denorm_min();
+  const std::size_t big = std::numeric_limits<std::size_t>::max();
+
+  CHECK(attnscore_attention_f32(nullptr, q.data(), k.data(), s.data()) ==
+        ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_attention_f32(&good, nullptr, k.data(), s.data()) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_attention_f32(&good, q.data(), nullptr, s.data()) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_attention_f32(&good, q.data(), k.data(), nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  {
+    attnscore_attention_desc a = good;
+    a.d = 0;
+    expect(a, ATTNSCORE_ERR_ZERO_DIM);
+  }
+  for (std::size_t kv : {std::size_t{0}, std::size_t{3}}) {
+    attnscore_attention_desc a = good;
+    a.heads_kv = kv;
+    expect(a, ATTNSCORE_ERR_HEADS_MISMATCH);
+  }
+  {
+    attnscore_attention_desc a = good;
+    a.heads_q = 6;  // 6 % 4: not a multiple (heads_kv = 4)
+    a.heads_kv = 4;
+    expect(a, ATTNSCORE_ERR_HEADS_MISMATCH);
+  }
+  {
+    attnscore_attention_desc a = good;
+    a.q_row_stride = d - 1;
+    expect(a, ATTNSCORE_ERR_BAD_LDQ);
+    a = good;
+    a.k_row_stride = d - 1;
+    expect(a, ATTNSCORE_ERR_BAD_LDK);
+    a = good;
+    a.s_row_stride = n_k - 1;
+    expect(a, ATTNSCORE_ERR_BAD_LDS);
+  }
+  for (float sc : {kNaN, kInf, -kInf, subnormal}) {
+    attnscore_attention_desc a = good;
+    a.scale = sc;
+    expect(a, ATTNSCORE_ERR_BAD_SCALE);
+  }
+  for (float cap : {-1.0f, kNaN, kInf, -kInf, subnormal, -subnormal}) {
+    attnscore_attention_desc a = good;
+    a.softcap = cap;
+    CAPTURE(cap);
+    expect(a, ATTNSCORE_ERR_BAD_SOFTCAP);
+  }
+  {
+    attnscore_attention_desc a = good;
+    a.mask = 4;
+    expect(a, ATTNSCORE_ERR_BAD_FLAGS);
+    a = good;
+    a.flags = 2;
+    expect(a, ATTNSCORE_ERR_BAD_FLAGS);
+    a = good;
+    a.mask = ATTNSCORE_MASK_WINDOW;
+    a.window = 0;
+    expect(a, ATTNSCORE_ERR_BAD_WINDOW);
+    a.mask = ATTNSCORE_MASK_WINDOW | ATTNSCORE_MASK_CAUSAL;
+    expect(a, ATTNSCORE_ERR_BAD_WINDOW);
+  }
+  {
+    // The last row's position pos_offset + n_q - 1 must fit; only checked under a mask.
+    attnscore_attention_desc a = good;
+    a.mask = ATTNSCORE_MASK_CAUSAL;
+    a.pos_offset = big - (n_q - 2);
+    expect(a, ATTNSCORE_ERR_POSITION_OVERFLOW);
+    a.mask = ATTNSCORE_MASK_WINDOW;
+    a.window = 4;
+    expect(a, ATTNSCORE_ERR_POSITION_OVERFLOW);
+    a.mask = 0;
+    std::vector<float> s2(s.size());
+    CHECK(attnscore_attention_f32(&a, q.data(), k.data(), s2.data()) == ATTNSCORE_OK);
+    a.mask = ATTNSCORE_MASK_CAUSAL;
+    a.pos_offset = big - (n_q - 1);  // the largest: every key visible
+    CHECK(attnscore_attention_f32(&a, q.data(), k.data(), s2.data()) == ATTNSCORE_OK);
+    for (std::size_t x = 0; x < hq * n_q * n_k; ++x) CHECK(s2[x] == Approx(d / std::sqrt(8.0)));
+  }
+  {
+    // Head strides under which heads overlap (rows nested in heads, or heads in rows).
+    attnscore_attention_desc a = good;
+    a.q_head_stride = n_q * d - 1;
+    expect(a, ATTNSCORE_ERR_BAD_HEAD_STRIDE);
+    a = good;
+    a.k_head_stride = 0;
+    expect(a, ATTNSCORE_ERR_BAD_HEAD_STRIDE);
+    a = good;
+    a.s_head_stride = n_q * n_k - 1;
+    expect(a, ATTNSCORE_ERR_BAD_HEAD_STRIDE);
+    a = good;  // token-major S with rows too short for the heads inside them
+    a.s_head_stride = n_k;
+    a.s_row_stride = hq * n_k - 1;
+    expect(a, ATTNSCORE_ERR_BAD_HEAD_STRIDE);
+    a = good;  // and heads closer than a row
+    a.q_head_stride = d - 1;
+    a.q_row_stride = hq * d;
+    expect(a, ATTNSCORE_ERR_BAD_HEAD_STRIDE);
+  }
+  {
+    attnscore_attention_desc a = good;
+    a.k_head_stride = big / 2;
+    expect(a, ATTNSCORE_ERR_SIZE_OVERFLOW);
+  }
+  {
+    // S inside Q or K.
+    attnscore_attention_desc a = good;
+    std::vector<float> qs(hq * n_q * d + hq * n_q * n_k, 1.0f);
+    const std::vector<float> before = qs;
+    CHECK(attnscore_attention_f32(&a, qs.data(), k.data(), qs.data() + 5) == ATTNSCORE_ERR_OVERLAP);
+    CHECK(attnscore_attention_f32(&a, q.data(), qs.data(), qs.data() + 5) == ATTNSCORE_ERR_OVERLAP);
+    CHECK(qs == before);
+  }
+  {
+    // Zero heads, queries or keys: a no-op whatever the rest.
+    for (int which = 0; which < 3; ++which) {
+      attnscore_attention_desc a = good;
+      (which == 0 ? a.heads_q : which == 1 ? a.n_q : a.n_k) = 0;
+      a.d = 0;
+      a.softcap = -1.0f;
+      CHECK(attnscore_attention_f32(&a, nullptr, nullptr, nullptr) == ATTNSCORE_OK);
+    }
+  }
+  {
+    // Token-major layouts (heads inside rows) are valid.
+    attnscore_attention_desc a = good;
+    a.q_head_stride = d;
+    a.q_row_stride = hq * d;
+    a.s_head_stride = n_k;
+    a.s_row_stride = hq * n_k;
+    CHECK(attnscore_attention_f32(&a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
+  }
+  for (int v = 25; v <= 30; ++v) {
+    const std::string msg = attnscore_status_string(static_cast<attnscore_status>(v));
+    CHECK(msg != "unknown attnscore status");
+  }
+}
+
+TEST_CASE("attention: the C++ wrapper", "[attention][api]") {
+  const std::size_t hq = 4, hkv = 2, n_q = 2, n_k = 7, d = 16;
+  std::vector<float> q(hq * n_q * d, 0.5f), k(hkv * n_k * d, 0.25f), s(hq * n_q * n_k, kNaN);
+  attnscore::HeadsView<const float> qv(q.data(), hq, n_q, d), kv(k.data(), hkv, n_k, d);
+  attnscore::HeadsView<float> sv(s.data(), hq, n_q, n_k);
+  attnscore::AttentionOptions o;
+  o.mask = ATTNSCORE_MASK_CAUSAL;
+  o.pos_offset = 2;
+  o.softmax = true;
+  REQUIRE(attnscore::attention(qv, kv, sv, o) == ATTNSCORE_OK);
+  // Equal scores: row 0 (position 2) spreads over 3 keys, row 1 over 4.
+  for (std::size_t h = 0; h < hq; ++h)
+    for (std::size_t j = 0; j < n_k; ++j) {
+      CHECK(s[(h * n_q + 0) * n_k + j] == (j <= 2 ? Approx(1.0 / 3) : Approx(0.0)));
+      CHECK(s[(h * n_q + 1) * n_k + j] == (j <= 3 ? Approx(1.0 / 4) : Approx(0.0)));
+    }
+  std::vector<float> before = s;
+  attnscore::HeadsView<float> bad(s.data(), hq, n_q, n_k - 1);
+  CHECK(attnscore::attention(qv, kv, bad, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  attnscore::HeadsView<const float> badk(k.data(), hkv, n_k, d - 1);
+  CHECK(attnscore::attention(qv, badk, sv, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(std::memcmp(before.data(), s.data(), s.size() * sizeof(float)) == 0);
+}
