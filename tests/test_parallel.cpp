@@ -250,3 +250,56 @@ TEST_CASE("the built-in pool", "[parallel]") {
   CHECK(ok);
   CHECK(other_ok);
 }
+
+TEST_CASE("parallel attention calls give the single-threaded bits", "[parallel]") {
+  testing::CapGuard guard;
+  std::mt19937 rng(31337);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  struct AttnCase {
+    std::size_t hq, hkv, n_q, n_k, d;
+    unsigned mask, flags;
+    std::size_t p0, window;
+    float softcap;
+  };
+  const AttnCase cases[] = {
+      {8, 2, 1, 300, 64, ATTNSCORE_MASK_CAUSAL, ATTNSCORE_ATTN_SOFTMAX, 299, 0, 0.0f},
+      {4, 4, 70, 90, 32, ATTNSCORE_MASK_CAUSAL | ATTNSCORE_MASK_WINDOW, 0, 20, 33, 0.0f},
+      {2, 1, 100, 64, 16, 0, ATTNSCORE_ATTN_SOFTMAX, 0, 0, 30.0f},
+      {1, 1, 67, 67, 8, ATTNSCORE_MASK_CAUSAL, ATTNSCORE_ATTN_SOFTMAX, 0, 0, 0.0f},
+      {6, 3, 3, 513, 24, 0, 0, 0, 0, 0.0f}};
+  for (attnscore_level level : testing::runnable_levels()) {
+    REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+    for (const AttnCase &c : cases) {
+      attnscore_attention_desc a = attnscore_attention_desc_dense(c.hq, c.hkv, c.n_q, c.n_k, c.d);
+      a.mask = c.mask, a.flags = c.flags, a.pos_offset = c.p0, a.window = c.window;
+      a.softcap = c.softcap;
+      std::vector<float> q(c.hq * c.n_q * c.d), k(c.hkv * c.n_k * c.d);
+      for (float &x : q) x = dist(rng);
+      for (float &x : k) x = dist(rng);
+      std::vector<float> want(c.hq * c.n_q * c.n_k, from_bits(kGuardBits)), got = want;
+      REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), want.data()) == ATTNSCORE_OK);
+      for (std::size_t threads : {1, 2, 3, 7}) {
+        for (Hook::Order order : {Hook::kReverse, Hook::kShuffled, Hook::kThreads}) {
+          INFO(attnscore_level_name(level) << " heads " << c.hq << "/" << c.hkv << " " << c.n_q
+                                           << "x" << c.n_k << ", " << threads << " threads");
+          Hook h{order};
+          const attnscore_parallel par{hook_parallel_for, &h, threads};
+          std::fill(got.begin(), got.end(), from_bits(kGuardBits));
+          REQUIRE(attnscore_attention_f32_parallel(&par, &a, q.data(), k.data(), got.data()) ==
+                  ATTNSCORE_OK);
+          CHECK(same_bits(got, want));
+          CHECK(h.calls == 1);
+        }
+      }
+      Hook h{Hook::kForward};
+      const attnscore_parallel par{hook_parallel_for, &h, 2};
+      attnscore_attention_desc bad = a;
+      bad.heads_kv = 5;
+      CHECK(attnscore_attention_f32_parallel(&par, &bad, q.data(), k.data(), got.data()) ==
+            ATTNSCORE_ERR_HEADS_MISMATCH);
+      CHECK(attnscore_attention_f32_parallel(&par, nullptr, q.data(), k.data(), got.data()) ==
+            ATTNSCORE_ERR_NULL_POINTER);
+      CHECK(h.calls == 0);
+    }
+  }
+}

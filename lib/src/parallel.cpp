@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "attention.h"
 #include "checks.h"
 #include "kernels.h"
 
@@ -115,6 +116,43 @@ void run_f32_task(void *ctx, std::size_t task) {
             w.lds, w.scale);
 }
 
+// One attention call split into tasks: ranges of KV-head groups (each with its query heads), or,
+// with fewer groups than threads, ranges of query rows in every head (their positions, and so the
+// masks, kept). Every head and row is computed as in the whole call, so the bits do not change.
+struct AttnSplit {
+  const KernelF32 *kernel;
+  attnscore_attention_desc a;
+  const float *q, *k;
+  float *s;
+  float scale;
+  bool by_rows;
+  std::size_t step;
+};
+
+void run_attn_task(void *ctx, std::size_t task) {
+  const AttnSplit &w = *static_cast<const AttnSplit *>(ctx);
+  attnscore_attention_desc a = w.a;
+  const float *q = w.q, *k = w.k;
+  float *s = w.s;
+  const std::size_t n = w.by_rows ? a.n_q : a.heads_kv, first = task * w.step;
+  if (first >= n) return;
+  const std::size_t count = std::min(w.step, n - first);
+  if (w.by_rows) {
+    q += first * a.q_row_stride;
+    s += first * a.s_row_stride;
+    a.n_q = count;
+    a.pos_offset += first;  // cannot overflow: the whole call's last position fits
+  } else {
+    const std::size_t g = a.heads_q / a.heads_kv;
+    q += first * g * a.q_head_stride;
+    s += first * g * a.s_head_stride;
+    k += first * a.k_head_stride;
+    a.heads_kv = count;
+    a.heads_q = count * g;
+  }
+  run_attention_f32(*w.kernel, a, q, k, s, w.scale);
+}
+
 }  // namespace
 
 Split plan_split(std::size_t n_q, std::size_t n_k, std::size_t mr, std::size_t nr,
@@ -159,6 +197,34 @@ attnscore_status attnscore_scores_f32_parallel(const attnscore_parallel *par, si
   }
   w.split = plan_split(n_q, n_k, kn.mr, kn.nr, kn.nr_dec, par->threads);
   par->parallel_for(par->ctx, run_f32_task, &w, w.split.n_tasks);
+  return ATTNSCORE_OK;
+}
+
+attnscore_status attnscore_attention_f32_parallel(const attnscore_parallel *par,
+                                                  const attnscore_attention_desc *desc,
+                                                  const float *q, const float *k, float *s) {
+  if (desc == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  const attnscore_attention_desc a = *desc;  // one read, as attnscore_attention_f32
+  const attnscore_status st = check_attention(a, q, k, s);
+  if (st != ATTNSCORE_OK || a.heads_q == 0 || a.n_q == 0 || a.n_k == 0) return st;
+  if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  const KernelF32 &kn = active_kernel_f32();
+  AttnSplit w{&kn,   a,         q, k, s, a.scale == 0.0f ? attnscore_default_scale(a.d) : a.scale,
+              false, a.heads_kv};
+  const std::size_t threads = par == nullptr || par->threads == 0 ? 1 : par->threads;
+  std::size_t n_tasks = 1;
+  if (a.heads_kv >= threads) {
+    w.step = ceil_div(a.heads_kv, threads);
+    n_tasks = ceil_div(a.heads_kv, w.step);
+  } else if (a.n_q >= 2 * kn.mr) {  // whole row tiles per task
+    w.by_rows = true;
+    w.step = ceil_div(ceil_div(a.n_q, kn.mr), threads) * kn.mr;
+    n_tasks = ceil_div(a.n_q, w.step);
+  }
+  if (par == nullptr)
+    run_attn_task(&w, 0);
+  else
+    par->parallel_for(par->ctx, run_attn_task, &w, n_tasks);
   return ATTNSCORE_OK;
 }
 

@@ -30,13 +30,13 @@ typedef enum attnscore_status {
       12,                        /**< key cache memory smaller than attnscore_kcache_f32_bytes */
   ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
   ATTNSCORE_ERR_BAD_CACHE = 14,  /**< not a key cache made by attnscore_kcache_f32_init */
-  ATTNSCORE_ERR_HEADS_MISMATCH = 25,     /**< heads_kv is 0 or does not divide heads_q */
-  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 26,    /**< heads (or rows) of a tensor overlap each other */
-  ATTNSCORE_ERR_BAD_WINDOW = 27,         /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
-  ATTNSCORE_ERR_BAD_SOFTCAP = 28,        /**< softcap negative, NaN, infinite or subnormal */
-  ATTNSCORE_ERR_POSITION_OVERFLOW = 29,  /**< pos_offset + n_q - 1 does not fit in size_t */
-  ATTNSCORE_ERR_BAD_FLAGS = 30,          /**< unknown bits in mask or flags */
-  ATTNSCORE_ERR_SYSTEM = 31,             /**< the system refused a thread or memory (pool creation) */
+  ATTNSCORE_ERR_HEADS_MISMATCH = 25,    /**< heads_kv is 0 or does not divide heads_q */
+  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 26,   /**< heads (or rows) of a tensor overlap each other */
+  ATTNSCORE_ERR_BAD_WINDOW = 27,        /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
+  ATTNSCORE_ERR_BAD_SOFTCAP = 28,       /**< softcap negative, NaN, infinite or subnormal */
+  ATTNSCORE_ERR_POSITION_OVERFLOW = 29, /**< pos_offset + n_q - 1 does not fit in size_t */
+  ATTNSCORE_ERR_BAD_FLAGS = 30,         /**< unknown bits in mask or flags */
+  ATTNSCORE_ERR_SYSTEM = 31, /**< the system refused a thread or memory (pool creation) */
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
@@ -240,6 +240,17 @@ attnscore_status attnscore_scores_f32_kcache_parallel(const attnscore_parallel *
                                                       const float *q, size_t ldq,
                                                       const attnscore_kcache_f32 *cache, float *s,
                                                       size_t lds, float scale);
+
+/**
+ * attnscore_attention_f32 with its work split into tasks run through `par` (NULL: on the calling
+ * thread): ranges of KV-head groups (each with its query heads), or, with fewer groups than
+ * threads, ranges of whole row tiles of every head. Bit-identical to attnscore_attention_f32 for
+ * any thread count. Statuses as attnscore_attention_f32, then ATTNSCORE_ERR_NULL_POINTER if
+ * par->parallel_for is NULL.
+ */
+attnscore_status attnscore_attention_f32_parallel(const attnscore_parallel *par,
+                                                  const attnscore_attention_desc *desc,
+                                                  const float *q, const float *k, float *s);
 
 /** The built-in thread pool, for callers without one (never created implicitly). */
 typedef struct attnscore_pool attnscore_pool;
