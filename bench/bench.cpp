@@ -97,6 +97,19 @@ Data::Data(const Shape &sh)
     std::memcpy(k.data() + c * k_stride, k.data(), sh.n_k * sh.d * sizeof(float));
 }
 
+DataF16::DataF16(const Shape &sh)
+    : q(sh.n_q * sh.d), s(sh.n_q * sh.n_k), k_stride((sh.n_k * sh.d + 31) / 32 * 32) {
+  copies = sh.cold ? std::max<std::size_t>(2, kColdPoolBytes / (k_stride * 2)) : 1;
+  k.resize(copies * k_stride);
+  Shape f32_shape = sh;
+  f32_shape.cold = false;
+  const Data hot(f32_shape);
+  attnscore_f32_to_f16(q.size(), hot.q.data(), q.data());
+  attnscore_f32_to_f16(sh.n_k * sh.d, hot.k.data(), k.data());
+  for (std::size_t c = 1; c < copies; ++c)
+    std::memcpy(k.data() + c * k_stride, k.data(), sh.n_k * sh.d * 2);
+}
+
 void set_counters(benchmark::State &state, const Shape &sh, int level) {
   using C = benchmark::Counter;
   state.counters["GFLOP"] = C(sh.flops() * 1e-9, C::kIsIterationInvariantRate);
@@ -191,6 +204,52 @@ void bm_threads(benchmark::State &state, std::size_t threads, bench::Shape sh) {
     if (bw > 0)
       state.counters["%bw"] = C(sh.k_bytes() * 1e-9 / bw * 100, C::kIsIterationInvariantRate);
   }
+}
+
+// The f16 rows: attnscore_scores_f16 (f32 accumulation and output) on binary16 Q and K.
+void bm_attnscore_f16(benchmark::State &state, attnscore_level level, bench::Shape sh) {
+  if (attnscore_set_max_level(level) != ATTNSCORE_OK) {
+    state.SkipWithError("level not in this build");
+    return;
+  }
+  bench::DataF16 data(sh);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const attnscore_status st =
+        attnscore_scores_f16(sh.n_q, sh.n_k, sh.d, data.q.data(), sh.d, data.k_at(i++), sh.d,
+                             data.s.data(), sh.n_k, 0.0f);
+    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
+    benchmark::DoNotOptimize(data.s.data());
+    benchmark::ClobberMemory();
+  }
+  bench::set_counters(state, sh, level);
+  attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+}
+
+void bm_kcache_f16(benchmark::State &state, attnscore_level level, bench::Shape sh) {
+  attnscore_set_max_level(level);
+  bench::DataF16 data(sh);
+  const std::size_t bytes = attnscore_kcache_f16_bytes(sh.n_k, sh.d);
+  std::vector<unsigned char> mem(bytes * data.copies);
+  std::vector<attnscore_kcache_f16 *> caches(data.copies);
+  for (std::size_t c = 0; c < data.copies; ++c) {
+    if (attnscore_kcache_f16_init(mem.data() + c * bytes, bytes, sh.n_k, sh.d, &caches[c]) !=
+            ATTNSCORE_OK ||
+        attnscore_kcache_f16_append(caches[c], sh.n_k, data.k_at(c), sh.d) != ATTNSCORE_OK) {
+      state.SkipWithError("cannot build the f16 key cache");
+      return;
+    }
+  }
+  attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const attnscore_status st = attnscore_scores_f16_kcache(
+        sh.n_q, data.q.data(), sh.d, caches[i++ % caches.size()], data.s.data(), sh.n_k, 0.0f);
+    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
+    benchmark::DoNotOptimize(data.s.data());
+    benchmark::ClobberMemory();
+  }
+  bench::set_counters(state, sh, level);
 }
 
 #ifdef ATTNSCORE_BENCH_OPENBLAS
@@ -355,13 +414,16 @@ void measure_limits() {
   for (std::size_t d : bench::kDims)
     for (const auto &qk : bench::kQK)
       if (qk[0] == 1) {
-        const std::size_t bytes = qk[1] * d * sizeof(float);
-        std::vector<float> hot(bytes / sizeof(float), 1.0f);
-        bench::g_bw[bytes] = bench::measure_read(*best, hot, bytes);
-        char key[64], value[32];
-        std::snprintf(key, sizeof key, "read_gbps_%zuKiB", bytes >> 10);
-        std::snprintf(value, sizeof value, "%.1f", bench::g_bw[bytes]);
-        benchmark::AddCustomContext(key, value);
+        // K of f32 and (half the bytes) of f16.
+        for (const std::size_t bytes : {qk[1] * d * sizeof(float), qk[1] * d * 2}) {
+          if (bench::g_bw.count(bytes)) continue;
+          std::vector<float> hot(bytes / sizeof(float), 1.0f);
+          bench::g_bw[bytes] = bench::measure_read(*best, hot, bytes);
+          char key[64], value[32];
+          std::snprintf(key, sizeof key, "read_gbps_%zuKiB", bytes >> 10);
+          std::snprintf(value, sizeof value, "%.1f", bench::g_bw[bytes]);
+          benchmark::AddCustomContext(key, value);
+        }
       }
   bench::g_dram_bw = bench::measure_read(*best, pool, std::size_t{64} << 20);
   char value[32];
@@ -443,6 +505,25 @@ int main(int argc, char **argv) {
               bm_threads, threads, sh)
               ->Unit(benchmark::kMicrosecond)
               ->UseRealTime();
+        // The f16 rows beside them: one per level whose f16 kernel is its own (sse2 has none).
+        bench::Shape sh16 = sh;
+        sh16.elem = 2;
+        for (attnscore_level level : runnable_levels()) {
+          attnscore_set_max_level(level);
+          const char *name16 = attnscore_kernel_name(ATTNSCORE_DTYPE_F16);
+          const bool own =
+              name16 != nullptr && attnscore_kernel_level(ATTNSCORE_DTYPE_F16) == level;
+          const std::string kernel = name16 ? name16 : "";
+          attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+          if (!own) continue;
+          benchmark::RegisterBenchmark((kernel + "/" + sh.name()).c_str(), bm_attnscore_f16, level,
+                                       sh16)
+              ->Unit(benchmark::kMicrosecond);
+          if (sh.decode())
+            benchmark::RegisterBenchmark(("kcache:" + kernel + "/" + sh.name()).c_str(),
+                                         bm_kcache_f16, level, sh16)
+                ->Unit(benchmark::kMicrosecond);
+        }
 #ifdef ATTNSCORE_BENCH_OPENBLAS
         benchmark::RegisterBenchmark(
             ((sh.decode() ? "openblas_sgemv/" : "openblas_sgemm/") + sh.name()).c_str(),

@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,13 @@ namespace bench {
 struct Shape {
   std::size_t n_q, n_k, d;
   bool cold = false;
+  std::size_t elem = 4;  // bytes of an element of Q and K: 4 (f32) or 2 (f16)
   std::string name() const {
     return "d" + std::to_string(d) + "/" + std::to_string(n_q) + "x" + std::to_string(n_k) +
            (n_q == 1 ? (cold ? "/cold" : "/hot") : "");
   }
   double flops() const { return 2.0 * static_cast<double>(n_q) * n_k * d; }
-  double k_bytes() const { return static_cast<double>(n_k * d * sizeof(float)); }
+  double k_bytes() const { return static_cast<double>(n_k * d * elem); }
   bool decode() const { return n_q == 1; }
 };
 
@@ -40,6 +42,16 @@ struct Data {
   // The K of the i-th call.
   const float *k_at(std::size_t i) const { return k.data() + (i % copies) * k_stride; }
   std::size_t k_stride;
+};
+
+// The same as binary16 bits (converted by the library), for the f16 rows: the cold pool holds
+// as many bytes of K as the f32 one.
+struct DataF16 {
+  std::vector<std::uint16_t> q, k;
+  std::vector<float> s;
+  std::size_t copies, k_stride;
+  explicit DataF16(const Shape &sh);
+  const std::uint16_t *k_at(std::size_t i) const { return k.data() + (i % copies) * k_stride; }
 };
 
 // A level's limits (probe.cpp, compiled with that level's flags).

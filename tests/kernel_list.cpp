@@ -29,4 +29,22 @@ const attnscore::KernelF32 *kernel_f32(const std::string &name) {
   return nullptr;
 }
 
+std::vector<const attnscore::KernelF16 *> usable_kernels_f16() {
+  std::vector<const attnscore::KernelF16 *> usable;
+#if ATTNSCORE_HAVE_F16
+  std::size_t n;
+  const attnscore::KernelF16 *const *table = attnscore::kernels_f16(&n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (attnscore::cpu_supports(table[i]->level))
+      usable.push_back(table[i]);
+    else
+      WARN("not run (CPU lacks " << attnscore_level_name(table[i]->level)
+                                 << "): " << table[i]->name);
+  }
+#else
+  WARN("f16 not built (ATTNSCORE_ENABLE_F16=OFF): no f16 kernel to test");
+#endif
+  return usable;
+}
+
 }  // namespace testing

@@ -2,6 +2,7 @@
 // Test support (see support.hpp). Built with -ffp-contract=off, like the whole test target.
 #include "support.hpp"
 
+#include <algorithm>
 #include <cfenv>
 #include <cmath>
 #include <cstdio>
@@ -144,5 +145,31 @@ void set_fp_control(std::uint64_t v) { std::fesetround(static_cast<int>(v)); }
 std::uint64_t fp_control_mask() { return ~std::uint64_t{0}; }
 std::uint64_t flush_bits() { return 0; }
 #endif
+
+double f16_value(std::uint16_t h) {
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : sign * HUGE_VAL;
+  return sign * (e ? std::ldexp(1024 + m, e - 25) : std::ldexp(m, -24));
+}
+
+std::uint16_t f16_nearest(double x) {
+  const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  if (std::isnan(x)) return sign | 0x7e00;
+  const double a = std::fabs(x);
+  if (a >= 65520.0) return sign | 0x7c00;  // the tie between 65504 and 2^16 rounds to even: Inf
+  // 11 significant bits, or the fixed quantum 2^-24 below 2^-14: scale the quantum to 1 and let
+  // nearbyint round (to nearest even, the default rounding mode); scaling by 2^k is exact.
+  int e;
+  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
+  const int quantum = std::max(e - 11, -24);
+  const double r = std::ldexp(std::nearbyint(std::ldexp(a, -quantum)), quantum);
+  if (r < std::ldexp(1.0, -14))
+    return static_cast<std::uint16_t>(sign | static_cast<unsigned>(std::ldexp(r, 24)));
+  int er;
+  const double f = std::frexp(r, &er);  // r = f * 2^er, the binary16 exponent field is er + 14
+  const auto mant = static_cast<unsigned>(std::ldexp(f, 11)) - 1024;
+  return static_cast<std::uint16_t>(sign | static_cast<unsigned>(er + 14) << 10 | mant);
+}
 
 }  // namespace testing

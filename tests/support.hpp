@@ -15,7 +15,8 @@
 
 namespace attnscore {
 struct KernelF32;  // lib/src/kernels.h
-}
+struct KernelF16;
+}  // namespace attnscore
 
 namespace testing {
 
@@ -24,6 +25,9 @@ namespace testing {
 std::vector<const attnscore::KernelF32 *> usable_kernels_f32();
 // The f32 kernel of that name in the table, or nullptr.
 const attnscore::KernelF32 *kernel_f32(const std::string &name);
+
+// The same for the f16 table (empty in a build without f16).
+std::vector<const attnscore::KernelF16 *> usable_kernels_f16();
 
 // The levels of this build's family that this CPU runs, plus scalar.
 std::vector<attnscore_level> runnable_levels();
@@ -78,6 +82,12 @@ double contract_bound(std::size_t d, double gauge, float scale);
 // all is well, else a description of the first failure.
 std::string check_scores(const Buffer &s, const Reference &ref, std::size_t d, float scale,
                          bool exact);
+
+// An independent binary16 oracle (ldexp arithmetic, nothing shared with the library's bit
+// twiddling): the value of a pattern (NaN for NaN patterns), and the pattern nearest to x
+// (ties to even, |x| >= 65520 to +-Inf, NaN to the quiet NaN 0x7e00 with x's sign).
+double f16_value(std::uint16_t h);
+std::uint16_t f16_nearest(double x);
 
 // The FP control state (MXCSR on x86, FPCR on aarch64, the fenv rounding mode elsewhere).
 std::uint64_t fp_control();

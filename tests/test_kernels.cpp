@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The kernel tester: every compiled kernel this CPU can run, over the shape sweep of the design.
+// The kernel tester: every compiled kernel of every dtype this CPU can run, over the shape sweep of
+// the design.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -17,7 +18,71 @@ namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-std::vector<const KernelF32 *> usable_f32() { return testing::usable_kernels_f32(); }
+// A kernel of any dtype as the sweep sees it: its tile sizes, and a run through its blocking
+// driver on float matrices whose values the dtype holds exactly (f16: binary16 values, as
+// round_to_dtype makes them; the run passes f16 copies, made by the tests' own oracle, with NaN
+// in the gaps between rows and a misaligned base).
+struct AnyKernel {
+  std::string name;
+  attnscore_level level;
+  std::size_t mr, nr, nr_dec;
+  const KernelF32 *f32 = nullptr;
+#if ATTNSCORE_HAVE_F16
+  const attnscore::KernelF16 *f16 = nullptr;
+#endif
+
+  void run(std::size_t n_q, std::size_t n_k, std::size_t d, const float *q, std::size_t ldq,
+           const float *k, std::size_t ldk, float *s, std::size_t lds, float scale) const {
+#if ATTNSCORE_HAVE_F16
+    if (f16 != nullptr) {
+      const std::vector<std::uint16_t> qh = halves(n_q, d, q, ldq), kh = halves(n_k, d, k, ldk);
+      attnscore::run_f16(*f16, n_q, n_k, d, qh.data() + 1, ldq, kh.data() + 1, ldk, s, lds, scale);
+      return;
+    }
+#endif
+    attnscore::run_f32(*f32, n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
+  }
+
+  // Rounds the matrix of `b` to values this dtype holds (nothing to do for f32).
+  void round_to_dtype(Buffer &b) const {
+#if ATTNSCORE_HAVE_F16
+    if (f16 != nullptr)
+      for (std::size_t i = 0; i < b.rows; ++i)
+        for (std::size_t j = 0; j < b.cols; ++j)
+          b.at(i, j) = static_cast<float>(testing::f16_value(testing::f16_nearest(b.at(i, j))));
+#else
+    (void)b;
+#endif
+  }
+
+ private:
+  static std::vector<std::uint16_t> halves(std::size_t rows, std::size_t cols, const float *m,
+                                           std::size_t ld) {
+    std::vector<std::uint16_t> h(1 + (rows - 1) * ld + cols + 1, 0x7e00);
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < cols; ++j)
+        h[1 + i * ld + j] = testing::f16_nearest(m[i * ld + j]);
+    return h;
+  }
+};
+
+// Every usable kernel of every dtype, f32 first.
+std::vector<AnyKernel> usable_all() {
+  std::vector<AnyKernel> all;
+  for (const KernelF32 *k : testing::usable_kernels_f32()) {
+    AnyKernel a{k->name, k->level, k->mr, k->nr, k->nr_dec};
+    a.f32 = k;
+    all.push_back(a);
+  }
+#if ATTNSCORE_HAVE_F16
+  for (const attnscore::KernelF16 *k : testing::usable_kernels_f16()) {
+    AnyKernel a{k->name, k->level, k->f32->mr, k->f32->nr, k->nr_dec};
+    a.f16 = k;
+    all.push_back(a);
+  }
+#endif
+  return all;
+}
 
 // One call shape; the layout variant rotates through dense, padded (prime) strides and
 // misaligned base pointers so that every kernel sees all of them across the sweep.
@@ -39,7 +104,7 @@ Shape make_shape(std::size_t n_q, std::size_t n_k, std::size_t d, unsigned varia
 }
 
 // Runs `kernel` through the blocking driver on `sh`; returns "" or the first failure.
-std::string run_case(const KernelF32 &kernel, const Shape &sh, bool exact, float scale,
+std::string run_case(const AnyKernel &kernel, const Shape &sh, bool exact, float scale,
                      std::mt19937 &rng) {
   Buffer q(sh.n_q, sh.d, sh.ldq, sh.q_off, kNaN), k(sh.n_k, sh.d, sh.ldk, sh.k_off, kNaN);
   Buffer s(sh.n_q, sh.n_k, sh.lds, sh.s_off, testing::from_bits(testing::kGuardBits));
@@ -49,12 +114,13 @@ std::string run_case(const KernelF32 &kernel, const Shape &sh, bool exact, float
   } else {
     testing::fill_uniform(q, rng);
     testing::fill_uniform(k, rng);
+    kernel.round_to_dtype(q);
+    kernel.round_to_dtype(k);
   }
   for (std::size_t i = 0; i < sh.n_q; ++i)
     for (std::size_t j = 0; j < sh.n_k; ++j) s.at(i, j) = kNaN;
   const std::vector<float> q_before = q.mem, k_before = k.mem;
-  attnscore::run_f32(kernel, sh.n_q, sh.n_k, sh.d, q.data(), sh.ldq, k.data(), sh.ldk, s.data(),
-                     sh.lds, scale);
+  kernel.run(sh.n_q, sh.n_k, sh.d, q.data(), sh.ldq, k.data(), sh.ldk, s.data(), sh.lds, scale);
   if (std::memcmp(q_before.data(), q.mem.data(), q.mem.size() * sizeof(float)) != 0 ||
       std::memcmp(k_before.data(), k.mem.data(), k.mem.size() * sizeof(float)) != 0)
     return "an input was modified";
@@ -63,7 +129,7 @@ std::string run_case(const KernelF32 &kernel, const Shape &sh, bool exact, float
 
 // n_k over 1 ... NR + 1, then past two and to three panels, of both the prefill and the decode
 // tile.
-std::vector<std::size_t> n_k_sweep(const KernelF32 &kernel) {
+std::vector<std::size_t> n_k_sweep(const AnyKernel &kernel) {
   std::vector<std::size_t> ns;
   for (std::size_t n = 1; n <= kernel.nr + 1; ++n) ns.push_back(n);
   for (std::size_t nr : {kernel.nr, kernel.nr_dec})
@@ -81,8 +147,9 @@ std::vector<std::size_t> sweep_d() {
 
 }  // namespace
 
-TEST_CASE("every f32 kernel: exact integer data, full sweep, bit for bit", "[kernels][f32]") {
-  const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
+TEST_CASE("every kernel: exact integer data, full sweep, bit for bit", "[kernels][f16][f32]") {
+  const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
+  const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
   std::mt19937 rng(1234);
   unsigned variant = 0, cases = 0;
@@ -104,8 +171,9 @@ TEST_CASE("every f32 kernel: exact integer data, full sweep, bit for bit", "[ker
   CHECK(cases > 0);
 }
 
-TEST_CASE("every f32 kernel: random data within the contract's bound", "[kernels][f32]") {
-  const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
+TEST_CASE("every kernel: random data within the contract's bound", "[kernels][f16][f32]") {
+  const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
+  const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
   std::mt19937 rng(99);
   unsigned variant = 0;
@@ -123,26 +191,29 @@ TEST_CASE("every f32 kernel: random data within the contract's bound", "[kernels
   }
 }
 
-TEST_CASE("every f32 kernel: any block of S gives the same bits as the whole call",
-          "[kernels][f32][determinism]") {
-  const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
+TEST_CASE("every kernel: any block of S gives the same bits as the whole call",
+          "[kernels][f16][f32][determinism]") {
+  const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
+  const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
   std::mt19937 rng(7);
   const std::size_t n_q = 3 * kernel->mr + 2, n_k = 3 * kernel->nr + 3, d = 77;
   Buffer q(n_q, d, d, 0, kNaN), k(n_k, d, d + 2, 0, kNaN);
   testing::fill_uniform(q, rng);
   testing::fill_uniform(k, rng);
+  kernel->round_to_dtype(q);
+  kernel->round_to_dtype(k);
   std::vector<float> whole(n_q * n_k), again(n_q * n_k);
-  attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, whole.data(), n_k, 0.1f);
-  attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, again.data(), n_k, 0.1f);
+  kernel->run(n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, whole.data(), n_k, 0.1f);
+  kernel->run(n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, again.data(), n_k, 0.1f);
   REQUIRE(std::memcmp(whole.data(), again.data(), whole.size() * sizeof(float)) == 0);
   // Blocks that start and end off the register-tile grid.
   for (std::size_t i0 = 0; i0 < n_q; i0 += 1 + i0 % 3) {
     for (std::size_t j0 = 0; j0 < n_k; j0 += 1 + j0 % 5) {
       const std::size_t bq = 1 + (i0 * 7 + j0) % (n_q - i0), bk = 1 + (j0 * 5 + i0) % (n_k - j0);
       std::vector<float> part(bq * bk);
-      attnscore::run_f32(*kernel, bq, bk, d, q.data() + i0 * q.ld, q.ld, k.data() + j0 * k.ld, k.ld,
-                         part.data(), bk, 0.1f);
+      kernel->run(bq, bk, d, q.data() + i0 * q.ld, q.ld, k.data() + j0 * k.ld, k.ld, part.data(),
+                  bk, 0.1f);
       for (std::size_t i = 0; i < bq; ++i)
         for (std::size_t j = 0; j < bk; ++j)
           if (testing::to_bits(part[i * bk + j]) !=
@@ -154,8 +225,9 @@ TEST_CASE("every f32 kernel: any block of S gives the same bits as the whole cal
   }
 }
 
-TEST_CASE("every f32 kernel: NaN and Inf propagate", "[kernels][f32][ieee]") {
-  const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
+TEST_CASE("every kernel: NaN and Inf propagate", "[kernels][f16][f32][ieee]") {
+  const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
+  const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
   const float inf = std::numeric_limits<float>::infinity();
   for (std::size_t d : {1, 5, 16, 37, 128}) {
@@ -163,7 +235,7 @@ TEST_CASE("every f32 kernel: NaN and Inf propagate", "[kernels][f32][ieee]") {
     std::vector<float> q(n_q * d, 1.0f), k(n_k * d, 0.5f), s(n_q * n_k);
     q[0 * d + d - 1] = kNaN;  // row 0: NaN in its last element (the tail, for most d)
     k[1 * d + d / 2] = inf;   // key 1: +Inf, times positive q gives +Inf
-    attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), d, k.data(), d, s.data(), n_k, 1.0f);
+    kernel->run(n_q, n_k, d, q.data(), d, k.data(), d, s.data(), n_k, 1.0f);
     CAPTURE(d);
     for (std::size_t j = 0; j < n_k; ++j) CHECK(std::isnan(s[j]));
     for (std::size_t i = 1; i < n_q; ++i) {
@@ -175,7 +247,7 @@ TEST_CASE("every f32 kernel: NaN and Inf propagate", "[kernels][f32][ieee]") {
 
 TEST_CASE("every f32 kernel: the packed key cache gives the same bits as the raw call",
           "[kernels][f32][kcache]") {
-  const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
+  const KernelF32 *kernel = GENERATE(from_range(testing::usable_kernels_f32()));
   CAPTURE(kernel->name);
   testing::CapGuard guard;
   REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);

@@ -104,6 +104,61 @@ struct Split {
 Split plan_split(std::size_t n_q, std::size_t n_k, std::size_t mr, std::size_t nr,
                  std::size_t key_unit, std::size_t threads) noexcept;
 
+#if ATTNSCORE_HAVE_F16
+// The f16 kernel of a level: binary16 inputs (as their bits) converted to f32 while K is packed
+// or streamed and while Q is read, then the f32 arithmetic of the same level (its micro-kernel
+// `f32->fn` for prefill), so every element is summed in the f32 kernel's order from the exactly
+// converted values. Panels are the f32 kernel's (NR = f32->nr); the key cache keeps them as f16.
+// - pack: `cols` <= NR keys of raw f16 K into an f32 panel, as PackF32Fn;
+// - dec: `rows` <= kDecodeRows x `cols` <= nr_dec scores from raw f16 Q and K, as DecF32Fn;
+// - cdec: as CacheDecF32Fn, from f16 panels (the f16 key cache);
+// - to_f32 / to_f16: n elements, exactly / rounded to nearest even (the public row converters).
+using PackF16Fn = void (*)(std::size_t cols, std::size_t d, const std::uint16_t *k, std::size_t ldk,
+                           float *panel) noexcept;
+using DecF16Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q,
+                          std::size_t ldq, const std::uint16_t *k, std::size_t ldk, float *s,
+                          std::size_t lds, float scale) noexcept;
+using CacheDecF16Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d,
+                               const std::uint16_t *q, std::size_t ldq, const std::uint16_t *panels,
+                               std::size_t stride, float *s, std::size_t lds, float scale) noexcept;
+using ToF32Fn = void (*)(std::size_t n, const std::uint16_t *src, float *dst) noexcept;
+using ToF16Fn = void (*)(std::size_t n, const float *src, std::uint16_t *dst) noexcept;
+
+struct KernelF16 {
+  const char *name;
+  attnscore_level level;
+  const KernelF32 *f32;  // the same level's f32 kernel: prefill micro-kernel, mr, nr
+  PackF16Fn pack;
+  std::size_t nr_dec;
+  DecF16Fn dec;
+  CacheDecF16Fn cdec;
+  ToF32Fn to_f32;
+  ToF16Fn to_f16;
+};
+
+extern const KernelF16 qk_f16_4x4__scalar_kernel;
+#if ATTNSCORE_HAVE_AVX2
+extern const KernelF16 qk_f16_6x16__avx2_kernel;
+#endif
+#if ATTNSCORE_HAVE_AVX512
+extern const KernelF16 qk_f16_8x32__avx512_kernel;
+#endif
+#if ATTNSCORE_HAVE_NEON && defined(__aarch64__)
+extern const KernelF16 qk_f16_8x8__neon_kernel;
+#elif ATTNSCORE_HAVE_NEON
+extern const KernelF16 qk_f16_4x12__neon_kernel;
+#endif
+
+// The f16 table, best first, and the kernel the public API uses now (as for f32).
+const KernelF16 *const *kernels_f16(std::size_t *count) noexcept;
+const KernelF16 &active_kernel_f16() noexcept;
+
+// The f16 blocking driver (f32 output), as run_f32. Arguments must be valid.
+void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
+             const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
+             float *s, std::size_t lds, float scale) noexcept;
+#endif  // ATTNSCORE_HAVE_F16
+
 // CPU feature detection (arch/cpu_features_*.cpp): ATTNSCORE_CPU_* bits, detected once.
 std::uint64_t detect_cpu_features() noexcept;
 

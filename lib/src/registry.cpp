@@ -81,6 +81,24 @@ constexpr const KernelF32 *kF32[] = {
     &qk_f32_4x4__scalar_kernel,
 };
 
+#if ATTNSCORE_HAVE_F16
+// Best first, as kF32; no sse2 row: F16C comes with avx2.
+constexpr const KernelF16 *kF16[] = {
+#if ATTNSCORE_HAVE_AVX512
+    &qk_f16_8x32__avx512_kernel,
+#endif
+#if ATTNSCORE_HAVE_AVX2
+    &qk_f16_6x16__avx2_kernel,
+#endif
+#if ATTNSCORE_HAVE_NEON && defined(__aarch64__)
+    &qk_f16_8x8__neon_kernel,
+#elif ATTNSCORE_HAVE_NEON
+    &qk_f16_4x12__neon_kernel,
+#endif
+    &qk_f16_4x4__scalar_kernel,
+};
+#endif
+
 // The cap from the environment, read once on first use; BEST when unset or unknown.
 attnscore_level env_cap() noexcept {
   static const attnscore_level cap = [] {
@@ -100,6 +118,9 @@ attnscore_level env_cap() noexcept {
 constexpr int kNoApiCap = -1;
 std::atomic<int> g_api_cap{kNoApiCap};  // a level set by attnscore_set_max_level, or none
 std::atomic<const KernelF32 *> g_f32{nullptr};
+#if ATTNSCORE_HAVE_F16
+std::atomic<const KernelF16 *> g_f16{nullptr};
+#endif
 
 attnscore_level cap_level() noexcept {
   const int api = g_api_cap.load(std::memory_order_acquire);
@@ -111,7 +132,32 @@ int cap_rank() noexcept {
   return cap == ATTNSCORE_LEVEL_BEST ? kTopRank : level_rank(cap);
 }
 
+// The first row of a table, best first, whose level the CPU runs under the cap (the last row,
+// scalar, is always usable).
+template <class K, std::size_t N>
+const K *choose(const K *const (&table)[N]) noexcept {
+  const int cap = cap_rank();
+  for (const K *row : table)
+    if (level_rank(row->level) <= cap && cpu_supports(row->level)) return row;
+  return table[N - 1];
+}
+
 }  // namespace
+
+#if ATTNSCORE_HAVE_F16
+const KernelF16 *const *kernels_f16(std::size_t *count) noexcept {
+  *count = sizeof(kF16) / sizeof(kF16[0]);
+  return kF16;
+}
+
+const KernelF16 &active_kernel_f16() noexcept {
+  const KernelF16 *kernel = g_f16.load(std::memory_order_acquire);
+  if (kernel != nullptr) return *kernel;
+  kernel = choose(kF16);
+  g_f16.store(kernel, std::memory_order_release);
+  return *kernel;
+}
+#endif
 
 const KernelF32 *const *kernels_f32(std::size_t *count) noexcept {
   *count = sizeof(kF32) / sizeof(kF32[0]);
@@ -153,18 +199,30 @@ attnscore_status attnscore_set_max_level(attnscore_level level_in) {
   g_api_cap.store(level == ATTNSCORE_LEVEL_BEST ? kNoApiCap : static_cast<int>(level),
                   std::memory_order_release);
   g_f32.store(nullptr, std::memory_order_release);
+#if ATTNSCORE_HAVE_F16
+  g_f16.store(nullptr, std::memory_order_release);
+#endif
   return ATTNSCORE_OK;
 }
 
 attnscore_level attnscore_max_level(void) { return cap_level(); }
 
 const char *attnscore_kernel_name(attnscore_dtype dtype) {
-  return enum_int(dtype) == ATTNSCORE_DTYPE_F32 ? active_kernel_f32().name : nullptr;
+  const int v = enum_int(dtype);
+  if (v == ATTNSCORE_DTYPE_F32) return active_kernel_f32().name;
+#if ATTNSCORE_HAVE_F16
+  if (v == ATTNSCORE_DTYPE_F16) return active_kernel_f16().name;
+#endif
+  return nullptr;
 }
 
 attnscore_level attnscore_kernel_level(attnscore_dtype dtype) {
-  return enum_int(dtype) == ATTNSCORE_DTYPE_F32 ? active_kernel_f32().level
-                                                : ATTNSCORE_LEVEL_SCALAR;
+  const int v = enum_int(dtype);
+  if (v == ATTNSCORE_DTYPE_F32) return active_kernel_f32().level;
+#if ATTNSCORE_HAVE_F16
+  if (v == ATTNSCORE_DTYPE_F16) return active_kernel_f16().level;
+#endif
+  return ATTNSCORE_LEVEL_SCALAR;
 }
 
 const char *attnscore_level_name(attnscore_level level) {

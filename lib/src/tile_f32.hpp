@@ -36,15 +36,31 @@ inline xsimd::batch<float, Arch> fmadd(xsimd::batch<float, Arch> a, xsimd::batch
 }
 #endif
 
+// How the templates below read an element type T of K (and of Q in the decode shapes): `load`
+// gives W consecutive elements as a float batch, `load_aligned` the same from a 64-byte aligned
+// panel, `one` a single element as a float. For float these are plain loads; the f16 kernels
+// specialise it per arch (tile_f16.hpp) to convert exactly while loading.
+template <class Arch, class T>
+struct Elem;
+
+template <class Arch>
+struct Elem<Arch, float> {
+  using B = xsimd::batch<float, Arch>;
+  static B load(const float *p) noexcept { return B::load_unaligned(p); }
+  static B load_aligned(const float *p) noexcept { return B::load_aligned(p); }
+  static float one(float v) noexcept { return v; }
+};
+
 // Packs `cols` <= NR keys (rows of K) into a panel: panel[t * NR + j] = k[j * ldk + t] for
 // t < d, zero for j >= cols (so the kernel's padding lanes compute 0 * 0, never garbage).
 // W x W blocks are transposed in registers: each K row is read as a stream of whole vectors,
 // and the panel is written as whole vectors. Templated on the arch, so each level's copy is its
 // own symbol.
-template <class Arch, std::size_t NR>
-inline void pack_panel(std::size_t cols, std::size_t d, const float *k, std::size_t ldk,
+template <class Arch, std::size_t NR, class T = float>
+inline void pack_panel(std::size_t cols, std::size_t d, const T *k, std::size_t ldk,
                        float *panel) noexcept {
   using B = xsimd::batch<float, Arch>;
+  using E = Elem<Arch, T>;
   constexpr std::size_t W = B::size;
   std::size_t t = 0;
   for (; t + W <= d; t += W) {
@@ -53,18 +69,19 @@ inline void pack_panel(std::size_t cols, std::size_t d, const float *k, std::siz
       for (std::size_t i = 0; i < W; ++i) {
         // Addresses as integers: a pointer past K (a padding key, the next panel) is never formed.
         const std::uintptr_t src =
-            reinterpret_cast<std::uintptr_t>(k) + ((j0 + i) * ldk + t) * sizeof(float);
-        r[i] = j0 + i < cols ? B::load_unaligned(reinterpret_cast<const float *>(src)) : B(0.0f);
+            reinterpret_cast<std::uintptr_t>(k) + ((j0 + i) * ldk + t) * sizeof(T);
+        r[i] = j0 + i < cols ? E::load(reinterpret_cast<const T *>(src)) : B(0.0f);
         // The same piece of the next panel's rows: 2 * W rows read W floats at a time defeat the
         // hardware prefetchers. A prefetch never faults.
-        __builtin_prefetch(reinterpret_cast<const void *>(src + NR * ldk * sizeof(float)));
+        __builtin_prefetch(reinterpret_cast<const void *>(src + NR * ldk * sizeof(T)));
       }
       Transpose<Arch>::run(r);
       for (std::size_t i = 0; i < W; ++i) r[i].store_aligned(panel + (t + i) * NR + j0);
     }
   }
   for (; t < d; ++t)
-    for (std::size_t j = 0; j < NR; ++j) panel[t * NR + j] = j < cols ? k[j * ldk + t] : 0.0f;
+    for (std::size_t j = 0; j < NR; ++j)
+      panel[t * NR + j] = j < cols ? E::one(k[j * ldk + t]) : 0.0f;
 }
 
 // Outer-product micro-kernel: an MR x NR block of S (NR = NV vectors of W lanes) from raw Q rows
@@ -135,32 +152,39 @@ inline void qk_f32_panel(std::size_t rows, std::size_t cols, std::size_t d, cons
 //
 // Register map: acc[r][b] R*KB vectors, one key per lane (keys b*W ...); blk[W] the block being
 // transposed; KB blocks in flight keep KB*R independent FMA chains.
-template <class Arch, std::size_t R, std::size_t KB>
-inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d, const float *q,
-                               std::size_t ldq, const float *k, std::size_t ldk, float *s,
+template <class Arch, std::size_t R, std::size_t KB, class T = float>
+inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
+                               std::size_t ldq, const T *k, std::size_t ldk, float *s,
                                std::size_t lds, float scale) noexcept {
   using B = xsimd::batch<float, Arch>;
+  using E = Elem<Arch, T>;
   constexpr std::size_t W = B::size;
-  const float *qr[R];
+  const T *qr[R];
   for (std::size_t r = 0; r < R; ++r) qr[r] = q + (r < rows ? r : rows - 1) * ldq;
   B acc[R][KB];
   for (std::size_t r = 0; r < R; ++r)
     for (std::size_t b = 0; b < KB; ++b) acc[r][b] = B(0.0f);
   std::size_t t = 0;
   for (; t + W <= d; t += W) {
+    // Other types than float: this step's W elements of each Q row, converted once.
+    alignas(64) float qc[R][W];
+    if (!std::is_same<T, float>::value)
+      for (std::size_t r = 0; r < R; ++r) E::load(qr[r] + t).store_aligned(qc[r]);
     for (std::size_t b = 0; b < KB; ++b) {
       B blk[W];
       for (std::size_t i = 0; i < W; ++i) {
         const std::size_t j = b * W + i;
-        const std::uintptr_t src =
-            reinterpret_cast<std::uintptr_t>(k) + (j * ldk + t) * sizeof(float);
-        blk[i] = j < cols ? B::load_unaligned(reinterpret_cast<const float *>(src)) : B(0.0f);
+        const std::uintptr_t src = reinterpret_cast<std::uintptr_t>(k) + (j * ldk + t) * sizeof(T);
+        blk[i] = j < cols ? E::load(reinterpret_cast<const T *>(src)) : B(0.0f);
         // The next tile's keys, same dims: see pack_panel.
-        __builtin_prefetch(reinterpret_cast<const void *>(src + KB * W * ldk * sizeof(float)));
+        __builtin_prefetch(reinterpret_cast<const void *>(src + KB * W * ldk * sizeof(T)));
       }
       Transpose<Arch>::run(blk);
       for (std::size_t tt = 0; tt < W; ++tt)
-        for (std::size_t r = 0; r < R; ++r) acc[r][b] = fmadd(B(qr[r][t + tt]), blk[tt], acc[r][b]);
+        for (std::size_t r = 0; r < R; ++r)
+          acc[r][b] =
+              fmadd(B(std::is_same<T, float>::value ? E::one(qr[r][t + tt]) : qc[r][tt]),
+                         blk[tt], acc[r][b]);
     }
   }
   for (; t < d; ++t) {
@@ -168,10 +192,11 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
       alignas(64) float col[W];
       for (std::size_t i = 0; i < W; ++i) {
         const std::size_t j = b * W + i;
-        col[i] = j < cols ? k[j * ldk + t] : 0.0f;
+        col[i] = j < cols ? E::one(k[j * ldk + t]) : 0.0f;
       }
       const B kv = B::load_aligned(col);
-      for (std::size_t r = 0; r < R; ++r) acc[r][b] = fmadd(B(qr[r][t]), kv, acc[r][b]);
+      for (std::size_t r = 0; r < R; ++r)
+        acc[r][b] = fmadd(B(E::one(qr[r][t])), kv, acc[r][b]);
     }
   }
   const B sc(scale);
@@ -183,33 +208,33 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
 }
 
 // Decode entry: picks the instance for the number of rows, so no FMA is spent on absent rows.
-template <class Arch, std::size_t KB>
-inline void qk_f32_decode(std::size_t rows, std::size_t cols, std::size_t d, const float *q,
-                          std::size_t ldq, const float *k, std::size_t ldk, float *s,
-                          std::size_t lds, float scale) noexcept {
+template <class Arch, std::size_t KB, class T = float>
+inline void qk_f32_decode(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
+                          std::size_t ldq, const T *k, std::size_t ldk, float *s, std::size_t lds,
+                          float scale) noexcept {
   if (rows == 1)
-    qk_f32_decode_tile<Arch, 1, KB>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
+    qk_f32_decode_tile<Arch, 1, KB, T>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
   else if (rows == 2)
-    qk_f32_decode_tile<Arch, 2, KB>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
+    qk_f32_decode_tile<Arch, 2, KB, T>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
   else
-    qk_f32_decode_tile<Arch, 3, KB>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
+    qk_f32_decode_tile<Arch, 3, KB, T>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
 }
 
 // Decode from packed panels (the key cache): rows <= R queries against `cols` keys held in
 // consecutive panels of NV * W keys (panel p at panels + p * stride), P panels per pass so that
 // R * P * NV independent FMA chains hide the FMA latency. Same per-element order as every
 // other f32 shape.
-template <class Arch, std::size_t R, std::size_t NV, std::size_t P>
-inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::size_t d,
-                                      const float *q, std::size_t ldq, const float *panels,
-                                      std::size_t stride, float *s, std::size_t lds,
-                                      float scale) noexcept {
+template <class Arch, std::size_t R, std::size_t NV, std::size_t P, class T = float>
+inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
+                                      std::size_t ldq, const T *panels, std::size_t stride,
+                                      float *s, std::size_t lds, float scale) noexcept {
   using B = xsimd::batch<float, Arch>;
+  using E = Elem<Arch, T>;
   constexpr std::size_t W = B::size, NR = NV * W;
-  const float *qr[R];
+  const T *qr[R];
   for (std::size_t r = 0; r < R; ++r) qr[r] = q + (r < rows ? r : rows - 1) * ldq;
   for (std::size_t j0 = 0; j0 < cols; j0 += P * NR) {
-    const float *base = panels + (j0 / NR) * stride;
+    const T *base = panels + (j0 / NR) * stride;
     const std::size_t np = (cols - j0 + NR - 1) / NR < P ? (cols - j0 + NR - 1) / NR : P;
     B acc[R][P][NV];
     for (std::size_t r = 0; r < R; ++r)
@@ -218,10 +243,11 @@ inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::s
     for (std::size_t t = 0; t < d; ++t) {
       for (std::size_t p = 0; p < P; ++p) {
         // Panels past the last present one re-read the last (not stored): no branch inside.
-        const float *pp = base + (p < np ? p : np - 1) * stride + t * NR;
+        const T *pp = base + (p < np ? p : np - 1) * stride + t * NR;
         for (std::size_t v = 0; v < NV; ++v) {
-          const B kv = B::load_aligned(pp + v * W);
-          for (std::size_t r = 0; r < R; ++r) acc[r][p][v] = fmadd(B(qr[r][t]), kv, acc[r][p][v]);
+          const B kv = E::load_aligned(pp + v * W);
+          for (std::size_t r = 0; r < R; ++r)
+            acc[r][p][v] = fmadd(B(E::one(qr[r][t])), kv, acc[r][p][v]);
         }
       }
     }
@@ -237,16 +263,19 @@ inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::s
   }
 }
 
-template <class Arch, std::size_t NV, std::size_t P>
-inline void qk_f32_panels_decode(std::size_t rows, std::size_t cols, std::size_t d, const float *q,
-                                 std::size_t ldq, const float *panels, std::size_t stride, float *s,
+template <class Arch, std::size_t NV, std::size_t P, class T = float>
+inline void qk_f32_panels_decode(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
+                                 std::size_t ldq, const T *panels, std::size_t stride, float *s,
                                  std::size_t lds, float scale) noexcept {
   if (rows == 1)
-    qk_f32_panels_decode_tile<Arch, 1, NV, P>(rows, cols, d, q, ldq, panels, stride, s, lds, scale);
+    qk_f32_panels_decode_tile<Arch, 1, NV, P, T>(rows, cols, d, q, ldq, panels, stride, s, lds,
+                                                 scale);
   else if (rows == 2)
-    qk_f32_panels_decode_tile<Arch, 2, NV, P>(rows, cols, d, q, ldq, panels, stride, s, lds, scale);
+    qk_f32_panels_decode_tile<Arch, 2, NV, P, T>(rows, cols, d, q, ldq, panels, stride, s, lds,
+                                                 scale);
   else
-    qk_f32_panels_decode_tile<Arch, 3, NV, P>(rows, cols, d, q, ldq, panels, stride, s, lds, scale);
+    qk_f32_panels_decode_tile<Arch, 3, NV, P, T>(rows, cols, d, q, ldq, panels, stride, s, lds,
+                                                 scale);
 }
 
 }  // namespace tile

@@ -43,6 +43,7 @@ typedef enum attnscore_status {
 /** Input element types. */
 typedef enum attnscore_dtype {
   ATTNSCORE_DTYPE_F32 = 0,              /**< IEEE binary32 */
+  ATTNSCORE_DTYPE_F16 = 1,              /**< IEEE binary16, passed as its bits (uint16_t) */
   ATTNSCORE_DTYPE_MAX_ENUM = 0x7fffffff /**< not a dtype: makes every int value a valid one */
 } attnscore_dtype;
 
@@ -273,6 +274,58 @@ size_t attnscore_pool_threads(const attnscore_pool *pool);
  * from several threads at once take turns on the pool.
  */
 attnscore_parallel attnscore_pool_parallel(attnscore_pool *pool);
+
+/**
+ * Scaled attention scores from IEEE binary16 inputs (each element passed as its 16 bits):
+ * as attnscore_scores_f32 on the exactly converted values, with f32 accumulation and f32 output:
+ * the same contract (every product of two binary16 values is exact in f32, so only the sums
+ * round), scale default and statuses, checked in the same order. A build without f16
+ * (ATTNSCORE_ENABLE_F16=OFF) returns ATTNSCORE_ERR_UNKNOWN_DTYPE from every f16 call.
+ */
+attnscore_status attnscore_scores_f16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
+                                      size_t ldq, const uint16_t *k, size_t ldk, float *s,
+                                      size_t lds, float scale);
+
+/**
+ * As attnscore_scores_f16, but S is written as binary16: each element is the f32 score
+ * attnscore_scores_f16 gives, rounded once to nearest even; |score| >= 65520 gives +-Inf.
+ */
+attnscore_status attnscore_scores_f16_to_f16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
+                                             size_t ldq, const uint16_t *k, size_t ldk, uint16_t *s,
+                                             size_t lds, float scale);
+
+/** Converts n binary16 values to f32, exactly (subnormals kept; a NaN stays NaN, made quiet).
+ * Errors: ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP. */
+attnscore_status attnscore_f16_to_f32(size_t n, const uint16_t *src, float *dst);
+
+/** Converts n f32 values to binary16, rounded to nearest even (|x| >= 65520 gives +-Inf,
+ * subnormal results exact where representable, a NaN stays NaN). Errors as attnscore_f16_to_f32.
+ */
+attnscore_status attnscore_f32_to_f16(size_t n, const float *src, uint16_t *dst);
+
+/** The packed f16 key cache: as attnscore_kcache_f32, keys kept as binary16 (half the bytes),
+ * bound to the f16 kernel chosen at init; its scores are bit-identical to attnscore_scores_f16
+ * on the same keys with that kernel. */
+typedef struct attnscore_kcache_f16 attnscore_kcache_f16;
+
+/** As attnscore_kcache_f32_bytes, for the f16 cache (0 in a build without f16). */
+size_t attnscore_kcache_f16_bytes(size_t capacity, size_t d);
+/** As attnscore_kcache_f32_init. */
+attnscore_status attnscore_kcache_f16_init(void *mem, size_t bytes, size_t capacity, size_t d,
+                                           attnscore_kcache_f16 **cache);
+/** As attnscore_kcache_f32_append, with binary16 keys. */
+attnscore_status attnscore_kcache_f16_append(attnscore_kcache_f16 *cache, size_t n,
+                                             const uint16_t *k, size_t ldk);
+/** Keys held (0 for NULL or a non-cache). */
+size_t attnscore_kcache_f16_size(const attnscore_kcache_f16 *cache);
+/** The key dimension d (0 for NULL or a non-cache). */
+size_t attnscore_kcache_f16_dim(const attnscore_kcache_f16 *cache);
+/** Forgets every key. */
+attnscore_status attnscore_kcache_f16_clear(attnscore_kcache_f16 *cache);
+/** As attnscore_scores_f32_kcache, with binary16 queries, against the f16 cache. */
+attnscore_status attnscore_scores_f16_kcache(size_t n_q, const uint16_t *q, size_t ldq,
+                                             const attnscore_kcache_f16 *cache, float *s,
+                                             size_t lds, float scale);
 
 /** The scale used when 0.0f is passed: the float nearest to 1/sqrt(d); 0.0f for d == 0. */
 float attnscore_default_scale(size_t d);

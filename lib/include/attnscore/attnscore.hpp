@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "attnscore/attnscore.h"
 
@@ -29,7 +30,7 @@ struct MatrixView {
   constexpr MatrixView(T *data_, std::size_t rows_, std::size_t cols_)
       : data(data_), rows(rows_), cols(cols_), ld(cols_) {}
   /// A read-only view of a writable one.
-  template <class U>
+  template <class U, class = std::enable_if_t<std::is_convertible<U *, T *>::value>>
   constexpr MatrixView(const MatrixView<U> &o)  // NOLINT(google-explicit-constructor)
       : data(o.data), rows(o.rows), cols(o.cols), ld(o.ld) {}
 
@@ -194,6 +195,79 @@ inline Status attention(HeadsView<const float> q, HeadsView<const float> k, Head
   a.window = o.window;
   a.flags = o.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
   return attnscore_attention_f32(&a, q.data, k.data, s.data);
+}
+
+/// An IEEE binary16 value held as its bits: storage only (convert with to_f32 / to_f16, or in
+/// rows with attnscore_f16_to_f32 / attnscore_f32_to_f16).
+struct f16 {
+  std::uint16_t bits;
+};
+static_assert(sizeof(f16) == 2 && alignof(f16) == 2, "f16 is its 16 bits");
+
+/// The exact f32 value of a binary16 (NaN in a build without f16).
+inline float to_f32(f16 h) noexcept {
+  float out;
+  return attnscore_f16_to_f32(1, &h.bits, &out) == ATTNSCORE_OK ? out : __builtin_nanf("");
+}
+/// x rounded to the nearest binary16 (ties to even; |x| >= 65520 gives +-Inf).
+inline f16 to_f16(float x) noexcept {
+  f16 h{0x7e00};
+  attnscore_f32_to_f16(1, &x, &h.bits);
+  return h;
+}
+
+/// s = scale * q * k^T from binary16 q and k, f32 accumulation and output; as
+/// attnscore_scores_f16 (ATTNSCORE_ERR_SHAPE_MISMATCH first, as for f32).
+inline Status scores(MatrixView<const f16> q, MatrixView<const f16> k, MatrixView<float> s,
+                     float scale = 0.0f) noexcept {
+  if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_f16(q.rows, k.rows, q.cols, &q.data->bits, q.ld, &k.data->bits, k.ld,
+                              s.data, s.ld, scale);
+}
+
+/// As above, S written as binary16 (each f32 score rounded once): attnscore_scores_f16_to_f16.
+inline Status scores(MatrixView<const f16> q, MatrixView<const f16> k, MatrixView<f16> s,
+                     float scale = 0.0f) noexcept {
+  if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_f16_to_f16(q.rows, k.rows, q.cols, &q.data->bits, q.ld, &k.data->bits,
+                                     k.ld, &s.data->bits, s.ld, scale);
+}
+
+/// The packed f16 key cache over caller memory (attnscore_kcache_f16_init), as KeyCache.
+class KeyCacheF16 {
+ public:
+  static std::size_t bytes(std::size_t capacity, std::size_t d) noexcept {
+    return attnscore_kcache_f16_bytes(capacity, d);
+  }
+  KeyCacheF16(void *mem, std::size_t mem_bytes, std::size_t capacity, std::size_t d) noexcept
+      : status_(attnscore_kcache_f16_init(mem, mem_bytes, capacity, d, &cache_)) {}
+  KeyCacheF16(const KeyCacheF16 &) = delete;
+  KeyCacheF16 &operator=(const KeyCacheF16 &) = delete;
+
+  Status status() const noexcept { return status_; }
+  Status append(MatrixView<const f16> k) noexcept {
+    if (status_ != ATTNSCORE_OK) return status_;
+    if (k.rows != 0 && k.cols != d()) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+    return attnscore_kcache_f16_append(cache_, k.rows, k.rows ? &k.data->bits : nullptr, k.ld);
+  }
+  std::size_t size() const noexcept { return attnscore_kcache_f16_size(cache_); }
+  std::size_t d() const noexcept { return attnscore_kcache_f16_dim(cache_); }
+  Status clear() noexcept { return attnscore_kcache_f16_clear(cache_); }
+  const attnscore_kcache_f16 *handle() const noexcept { return cache_; }
+
+ private:
+  attnscore_kcache_f16 *cache_ = nullptr;
+  Status status_;
+};
+
+/// s = scale * q * K^T against every key in the f16 cache.
+inline Status scores(MatrixView<const f16> q, const KeyCacheF16 &cache, MatrixView<float> s,
+                     float scale = 0.0f) noexcept {
+  if (cache.status() != ATTNSCORE_OK) return cache.status();
+  if (q.cols != cache.d() || s.rows != q.rows || s.cols != cache.size())
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_f16_kcache(q.rows, &q.data->bits, q.ld, cache.handle(), s.data, s.ld,
+                                     scale);
 }
 
 /// The float nearest to 1/sqrt(d), the scale used when 0 is passed.

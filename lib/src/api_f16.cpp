@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// The f16 compute calls and row converters: argument checks and the f16 blocking driver.
+#include <cstdint>
+
+#include "checks.h"
+#include "kernels.h"
+
+namespace attnscore {
+
+void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
+             const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
+             float *s, std::size_t lds, float scale) noexcept {
+  const KernelF32 &f32 = *kernel.f32;
+  if (n_q <= kDecodeRows && n_q < f32.mr) {
+    // Decode: raw K streamed once and converted in registers, no panel.
+    for (std::size_t j = 0; j < n_k; j += kernel.nr_dec) {
+      const std::size_t cols = n_k - j < kernel.nr_dec ? n_k - j : kernel.nr_dec;
+      kernel.dec(n_q, cols, d, q, ldq, k + j * ldk, ldk, s + j, lds, scale);
+    }
+    return;
+  }
+  // Prefill: as run_f32, with K converted while it is packed, and each block of MR Q rows
+  // converted into `qc` (MR x kc floats, MR <= NR for every kernel, so it fits) before the f32
+  // micro-kernel reads it: one conversion per NR * MR FMAs.
+  alignas(64) float panel[kPanelFloats];
+  alignas(64) float qc[kPanelFloats];
+  const std::size_t kc = kPanelFloats / f32.nr;
+  for (std::size_t j = 0; j < n_k; j += f32.nr) {
+    const std::size_t cols = n_k - j < f32.nr ? n_k - j : f32.nr;
+    for (std::size_t t = 0; t < d; t += kc) {
+      const std::size_t dc = d - t < kc ? d - t : kc;
+      const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
+      kernel.pack(cols, dc, k + j * ldk + t, ldk, panel);
+      for (std::size_t i = 0; i < n_q; i += f32.mr) {
+        const std::size_t rows = n_q - i < f32.mr ? n_q - i : f32.mr;
+        for (std::size_t r = 0; r < rows; ++r)
+          kernel.to_f32(dc, q + (i + r) * ldq + t, qc + r * kc);
+        f32.fn(rows, cols, dc, qc, kc, panel, s + i * lds + j, lds, scale, flags);
+      }
+    }
+  }
+}
+
+namespace {
+
+// The checks of attnscore_scores_f32, with element sizes for the inputs and the output.
+attnscore_status check_f16_call(std::size_t n_q, std::size_t n_k, std::size_t d, const void *q,
+                                std::size_t ldq, const void *k, std::size_t ldk, const void *s,
+                                std::size_t lds, float scale, std::size_t s_elem) noexcept {
+  if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
+  if (q == nullptr || k == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (ldq < d) return ATTNSCORE_ERR_BAD_LDQ;
+  if (ldk < d) return ATTNSCORE_ERR_BAD_LDK;
+  if (lds < n_k) return ATTNSCORE_ERR_BAD_LDS;
+  if (!scale_ok(scale)) return ATTNSCORE_ERR_BAD_SCALE;
+  std::size_t q_bytes, k_bytes, s_bytes;
+  if (!extent_bytes(q, n_q, d, ldq, sizeof(std::uint16_t), &q_bytes) ||
+      !extent_bytes(k, n_k, d, ldk, sizeof(std::uint16_t), &k_bytes) ||
+      !extent_bytes(s, n_q, n_k, lds, s_elem, &s_bytes))
+    return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, k, k_bytes))
+    return ATTNSCORE_ERR_OVERLAP;
+  return ATTNSCORE_OK;
+}
+
+// Floats of S computed at a time by attnscore_scores_f16_to_f16 before rounding them to f16.
+constexpr std::size_t kOutFloats = 2048;
+
+}  // namespace
+}  // namespace attnscore
+
+using namespace attnscore;
+
+extern "C" {
+
+attnscore_status attnscore_scores_f16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
+                                      size_t ldq, const uint16_t *k, size_t ldk, float *s,
+                                      size_t lds, float scale) {
+  if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
+  const attnscore_status st = check_f16_call(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, 4);
+  if (st != ATTNSCORE_OK) return st;
+  if (scale == 0.0f) scale = attnscore_default_scale(d);
+  run_f16(active_kernel_f16(), n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
+  return ATTNSCORE_OK;
+}
+
+attnscore_status attnscore_scores_f16_to_f16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
+                                             size_t ldq, const uint16_t *k, size_t ldk, uint16_t *s,
+                                             size_t lds, float scale) {
+  if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
+  const attnscore_status st = check_f16_call(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, 2);
+  if (st != ATTNSCORE_OK) return st;
+  if (scale == 0.0f) scale = attnscore_default_scale(d);
+  const KernelF16 &kernel = active_kernel_f16();
+  // Blocks of S in f32 on the stack, each element the bits attnscore_scores_f16 gives (any
+  // block of S is computed as in the whole call), then rounded once to f16.
+  alignas(64) float block[kOutFloats];
+  const std::size_t rb = n_q < 32 ? n_q : 32, cb = kOutFloats / rb;
+  for (std::size_t i = 0; i < n_q; i += rb) {
+    const std::size_t rows = n_q - i < rb ? n_q - i : rb;
+    for (std::size_t j = 0; j < n_k; j += cb) {
+      const std::size_t cols = n_k - j < cb ? n_k - j : cb;
+      run_f16(kernel, rows, cols, d, q + i * ldq, ldq, k + j * ldk, ldk, block, cols, scale);
+      for (std::size_t r = 0; r < rows; ++r)
+        kernel.to_f16(cols, block + r * cols, s + (i + r) * lds + j);
+    }
+  }
+  return ATTNSCORE_OK;
+}
+
+attnscore_status attnscore_f16_to_f32(size_t n, const uint16_t *src, float *dst) {
+  if (n == 0) return ATTNSCORE_OK;
+  if (src == nullptr || dst == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  std::size_t src_bytes, dst_bytes;
+  if (!extent_bytes(src, 1, n, n, sizeof(std::uint16_t), &src_bytes) ||
+      !extent_bytes(dst, 1, n, n, sizeof(float), &dst_bytes))
+    return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  if (overlaps(src, src_bytes, dst, dst_bytes)) return ATTNSCORE_ERR_OVERLAP;
+  active_kernel_f16().to_f32(n, src, dst);
+  return ATTNSCORE_OK;
+}
+
+attnscore_status attnscore_f32_to_f16(size_t n, const float *src, uint16_t *dst) {
+  if (n == 0) return ATTNSCORE_OK;
+  if (src == nullptr || dst == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  std::size_t src_bytes, dst_bytes;
+  if (!extent_bytes(src, 1, n, n, sizeof(float), &src_bytes) ||
+      !extent_bytes(dst, 1, n, n, sizeof(std::uint16_t), &dst_bytes))
+    return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  if (overlaps(src, src_bytes, dst, dst_bytes)) return ATTNSCORE_ERR_OVERLAP;
+  active_kernel_f16().to_f16(n, src, dst);
+  return ATTNSCORE_OK;
+}
+
+}  // extern "C"

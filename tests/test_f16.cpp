@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: Apache-2.0
+// The f16 path: every converter on all 65,536 binary16 patterns (and every rounding boundary the
+// other way), at every f16 kernel and through the public API at every level; specials; the f16
+// key cache; the f16-output call; bad input. The shape sweep of every f16 kernel is in
+// test_kernels.cpp (the one kernel tester).
+#include <catch2/catch.hpp>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attnscore/attnscore.hpp"
+#include "kernels.h"
+#include "support.hpp"
+
+#if !ATTNSCORE_HAVE_F16
+
+TEST_CASE("f16 left out of the build: every f16 call says so", "[f16][api]") {
+  WARN("f16 not built (ATTNSCORE_ENABLE_F16=OFF): the f16 tests are skipped");
+  std::uint16_t h[4] = {0x3c00, 0x3c00, 0x3c00, 0x3c00}, out16[1] = {0};
+  float s[1] = {0}, f[1] = {0};
+  CHECK(attnscore_kernel_name(ATTNSCORE_DTYPE_F16) == nullptr);
+  CHECK(attnscore_scores_f16(1, 1, 1, h, 1, h + 1, 1, s, 1, 0) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_scores_f16_to_f16(1, 1, 1, h, 1, h + 1, 1, out16, 1, 0) ==
+        ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_f16_to_f32(1, h, f) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_f32_to_f16(1, f, out16) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_kcache_f16_bytes(4, 4) == 0);
+  CHECK(s[0] == 0.0f);
+  CHECK(out16[0] == 0);
+}
+
+#else
+
+using attnscore::KernelF16;
+using testing::CapGuard;
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+std::vector<const KernelF16 *> usable_f16() { return testing::usable_kernels_f16(); }
+
+// armv7 NEON always returns the default NaN (no payload, positive); every other converter keeps
+// the sign and payload of a NaN and makes it quiet.
+bool keeps_nan_payload(attnscore_level level) {
+#if defined(__arm__)
+  return level != ATTNSCORE_LEVEL_NEON;
+#else
+  (void)level;
+  return true;
+#endif
+}
+
+std::uint32_t bits_of(float x) { return testing::to_bits(x); }
+
+// f16 -> f32 of every pattern through `convert(n, src, dst)`, in one call and in calls of 7
+// (the vector converters' tails). Returns "" or the first failure.
+template <class Convert>
+std::string check_all_to_f32(Convert convert, bool nan_payload) {
+  std::vector<std::uint16_t> in(65536);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::uint16_t>(i);
+  for (const std::size_t chunk : {std::size_t{65536}, std::size_t{7}}) {
+    std::vector<float> out(65536 + 1, testing::from_bits(testing::kGuardBits));
+    for (std::size_t i = 0; i < in.size(); i += chunk)
+      convert(std::min(chunk, in.size() - i), in.data() + i, out.data() + i);
+    if (bits_of(out[65536]) != testing::kGuardBits) return "wrote past the end";
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const auto h = static_cast<std::uint16_t>(i);
+      const double v = testing::f16_value(h);
+      const std::uint32_t got = bits_of(out[i]);
+      bool ok;
+      if (std::isnan(v))
+        ok = nan_payload ? got == ((h & 0x8000u) << 16 | 0x7fc00000u | (h & 0x3ffu) << 13)
+                         : std::isnan(out[i]);
+      else
+        ok = got == bits_of(static_cast<float>(v));  // binary16 values are all floats, exactly
+      if (!ok) {
+        char msg[96];
+        std::snprintf(msg, sizeof msg, "f16 0x%04x gave f32 0x%08x (chunk %zu)", h, got, chunk);
+        return msg;
+      }
+    }
+  }
+  return "";
+}
+
+// Every f32 value where f32 -> f16 rounding can go wrong: each binary16 value of either sign,
+// each midpoint between neighbours (ties to even) and the floats either side of it, the
+// overflow boundary (65520 rounds to Inf), f32 subnormals, Inf and NaNs with payloads.
+std::vector<float> to_f16_inputs() {
+  std::vector<float> xs;
+  for (unsigned p = 0; p < 0x7c00; ++p) {
+    const double v = testing::f16_value(static_cast<std::uint16_t>(p));
+    const double next =
+        p + 1 < 0x7c00 ? testing::f16_value(static_cast<std::uint16_t>(p + 1)) : 65536.0;
+    const auto mid = static_cast<float>((v + next) / 2);  // 12 significant bits: exact
+    for (const float x :
+         {static_cast<float>(v), mid, std::nextafter(mid, 0.0f), std::nextafter(mid, FLT_MAX)}) {
+      xs.push_back(x);
+      xs.push_back(-x);
+    }
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const float x : {inf, -inf, FLT_MAX, 65520.0f, 1e10f, 1e-40f, -1e-45f, FLT_MIN})
+    xs.push_back(x);
+  for (const std::uint32_t b :
+       {0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fa00000u, 0xffffffffu, 0x7fbfe000u})
+    xs.push_back(testing::from_bits(b));
+  return xs;
+}
+
+template <class Convert>
+std::string check_all_to_f16(Convert convert, bool nan_payload) {
+  const std::vector<float> xs = to_f16_inputs();
+  for (const std::size_t chunk : {xs.size(), std::size_t{5}}) {
+    std::vector<std::uint16_t> out(xs.size() + 1, 0xa5a5);
+    for (std::size_t i = 0; i < xs.size(); i += chunk)
+      convert(std::min(chunk, xs.size() - i), xs.data() + i, out.data() + i);
+    if (out[xs.size()] != 0xa5a5) return "wrote past the end";
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const std::uint32_t b = bits_of(xs[i]);
+      const std::uint16_t got = out[i];
+      bool ok;
+      if (std::isnan(xs[i]))
+        ok = nan_payload ? got == ((b >> 16 & 0x8000u) | 0x7e00u | (b >> 13 & 0x3ffu))
+                         : ((got & 0x7c00) == 0x7c00 && (got & 0x3ff) != 0);
+      else
+        ok = got == testing::f16_nearest(xs[i]);
+      if (!ok) {
+        char msg[112];
+        std::snprintf(msg, sizeof msg, "f32 0x%08x (%.9g) gave f16 0x%04x, want 0x%04x", b,
+                      static_cast<double>(xs[i]), got, testing::f16_nearest(xs[i]));
+        return msg;
+      }
+    }
+  }
+  return "";
+}
+
+// Random binary16 values of roughly unit size, as bits and as floats.
+void random_f16(std::size_t n, std::mt19937 &rng, std::vector<std::uint16_t> &h,
+                std::vector<float> &f) {
+  std::normal_distribution<float> dist;
+  h.resize(n);
+  f.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    h[i] = testing::f16_nearest(dist(rng));
+    f[i] = static_cast<float>(testing::f16_value(h[i]));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every f16 kernel's converters: all 65536 patterns, every rounding boundary",
+          "[f16][kernels][convert]") {
+  const KernelF16 *kernel = GENERATE(from_range(usable_f16()));
+  CAPTURE(kernel->name);
+  const bool payload = keeps_nan_payload(kernel->level);
+  CHECK(check_all_to_f32(kernel->to_f32, payload) == "");
+  CHECK(check_all_to_f16(kernel->to_f16, payload) == "");
+}
+
+TEST_CASE("public f16 converters at every level", "[f16][api][convert]") {
+  CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  CAPTURE(attnscore_level_name(level), attnscore_kernel_name(ATTNSCORE_DTYPE_F16));
+  const bool payload = keeps_nan_payload(attnscore_kernel_level(ATTNSCORE_DTYPE_F16));
+  CHECK(check_all_to_f32(
+            [](std::size_t n, const std::uint16_t *src, float *dst) {
+              REQUIRE(attnscore_f16_to_f32(n, src, dst) == ATTNSCORE_OK);
+            },
+            payload) == "");
+  CHECK(check_all_to_f16(
+            [](std::size_t n, const float *src, std::uint16_t *dst) {
+              REQUIRE(attnscore_f32_to_f16(n, src, dst) == ATTNSCORE_OK);
+            },
+            payload) == "");
+  // Bad input: its status, nothing written.
+  std::vector<std::uint16_t> h(8, 0x3c00);
+  std::vector<float> f(8, 2.0f);
+  CHECK(attnscore_f16_to_f32(0, nullptr, nullptr) == ATTNSCORE_OK);
+  CHECK(attnscore_f16_to_f32(3, nullptr, f.data()) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_f16_to_f32(3, h.data(), nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_f16_to_f32(SIZE_MAX / 2, h.data(), f.data()) == ATTNSCORE_ERR_SIZE_OVERFLOW);
+  CHECK(attnscore_f32_to_f16(3, nullptr, h.data()) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_f32_to_f16(SIZE_MAX / 2, f.data(), h.data()) == ATTNSCORE_ERR_SIZE_OVERFLOW);
+  auto *mem = reinterpret_cast<std::uint16_t *>(f.data());  // dst over src: overlap
+  CHECK(attnscore_f16_to_f32(4, mem + 2, f.data()) == ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_f32_to_f16(4, f.data(), mem + 7) == ATTNSCORE_ERR_OVERLAP);
+  for (float x : f) CHECK(x == 2.0f);
+  for (std::uint16_t x : h) CHECK(x == 0x3c00);
+}
+
+TEST_CASE("f16 dispatch: one f16 kernel per level, of the level chosen for f32",
+          "[f16][api][dispatch]") {
+  CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  const char *name = attnscore_kernel_name(ATTNSCORE_DTYPE_F16);
+  REQUIRE(name != nullptr);
+  CAPTURE(attnscore_level_name(level), name);
+  const std::string s = name;
+  CHECK(s.rfind("qk_f16_", 0) == 0);
+  CHECK(s.substr(s.find("__") + 2) ==
+        attnscore_level_name(attnscore_kernel_level(ATTNSCORE_DTYPE_F16)));
+  // f16 runs at the f32 kernel's level, except sse2, which has no F16C (scalar then).
+  const attnscore_level f32_level = attnscore_kernel_level(ATTNSCORE_DTYPE_F32);
+  CHECK(attnscore_kernel_level(ATTNSCORE_DTYPE_F16) ==
+        (f32_level == ATTNSCORE_LEVEL_SSE2 ? ATTNSCORE_LEVEL_SCALAR : f32_level));
+}
+
+TEST_CASE("f16 scores equal f32 scores of the converted inputs, bit for bit, at every level",
+          "[f16][api]") {
+  CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  CAPTURE(attnscore_level_name(level));
+  // The f32 path at the f16 kernel's level (sse2 has no f16 kernel: compare with scalar then).
+  const attnscore_level f16_level = attnscore_kernel_level(ATTNSCORE_DTYPE_F16);
+  std::mt19937 rng(5);
+  for (const std::size_t n_q : {1, 2, 3, 4, 9, 40}) {
+    for (const std::size_t d : {1, 7, 64, 128, 300}) {
+      const std::size_t n_k = 37 + n_q;
+      std::vector<std::uint16_t> qh, kh;
+      std::vector<float> qf, kf;
+      random_f16(n_q * d, rng, qh, qf);
+      random_f16(n_k * d, rng, kh, kf);
+      std::vector<float> s16(n_q * n_k, kNaN), s32(n_q * n_k, kNaN);
+      REQUIRE(attnscore_scores_f16(n_q, n_k, d, qh.data(), d, kh.data(), d, s16.data(), n_k, 0) ==
+              ATTNSCORE_OK);
+      REQUIRE(attnscore_set_max_level(f16_level) == ATTNSCORE_OK);
+      REQUIRE(attnscore_scores_f32(n_q, n_k, d, qf.data(), d, kf.data(), d, s32.data(), n_k, 0) ==
+              ATTNSCORE_OK);
+      REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+      CAPTURE(n_q, d);
+      CHECK(std::memcmp(s16.data(), s32.data(), s16.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE("f16 specials: Inf, NaN, subnormals kept, 2 x 65504 summed in f32", "[f16][api][ieee]") {
+  CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  CAPTURE(attnscore_level_name(level), attnscore_kernel_name(ATTNSCORE_DTYPE_F16));
+  for (const std::size_t n_q : {1, 9}) {  // decode and prefill
+    CAPTURE(n_q);
+    const std::size_t d = 2, n_k = 5;
+    // Keys: (65504, 65504), (2^10, 0), (+Inf, 1), (NaN, 1), (-65504, -65504).
+    const std::uint16_t keys[n_k * d] = {0x7bff, 0x7bff, 0x6400, 0x0000, 0x7c00,
+                                         0x3c00, 0x7e00, 0x3c00, 0xfbff, 0xfbff};
+    // Every query row: (1, 1), except row 0: (2^-24, 1), the smallest subnormal.
+    std::vector<std::uint16_t> q(n_q * d, 0x3c00);
+    q[0] = 0x0001;
+    std::vector<float> s(n_q * n_k, 0.0f);
+    REQUIRE(attnscore_scores_f16(n_q, n_k, d, q.data(), d, keys, d, s.data(), n_k, 1.0f) ==
+            ATTNSCORE_OK);
+    const float inf = std::numeric_limits<float>::infinity();
+    // Row 0: 2^-24 * 2^10 = 2^-14 exactly (the subnormal input was kept, not flushed).
+    CHECK(s[1] == std::ldexp(1.0f, -14));
+    CHECK(s[0] == static_cast<float>(65504.0 * std::ldexp(1.0, -24) + 65504.0));
+    for (std::size_t i = 1; i < n_q; ++i) {
+      CHECK(s[i * n_k + 0] == 131008.0f);  // past 65504: f32 accumulation does not overflow
+      CHECK(s[i * n_k + 4] == -131008.0f);
+      CHECK(s[i * n_k + 1] == 1024.0f);
+    }
+    for (std::size_t i = 0; i < n_q; ++i) {
+      CHECK(s[i * n_k + 2] == inf);
+      CHECK(std::isnan(s[i * n_k + 3]));
+    }
+    // The f16 output: each score rounded once; past 65504 (from 65520) it is +-Inf.
+    std::vector<std::uint16_t> s16(n_q * n_k, 0);
+    REQUIRE(attnscore_scores_f16_to_f16(n_q, n_k, d, q.data(), d, keys, d, s16.data(), n_k, 1.0f) ==
+            ATTNSCORE_OK);
+    CHECK(s16[1] == 0x0400);  // 2^-14, the smallest normal
+    for (std::size_t i = 1; i < n_q; ++i) {
+      CHECK(s16[i * n_k + 0] == 0x7c00);
+      CHECK(s16[i * n_k + 4] == 0xfc00);
+      CHECK(s16[i * n_k + 1] == 0x6400);
+    }
+    for (std::size_t i = 0; i < n_q; ++i) {
+      CHECK(s16[i * n_k + 2] == 0x7c00);
+      CHECK((s16[i * n_k + 3] & 0x7c00) == 0x7c00);
+      CHECK((s16[i * n_k + 3] & 0x03ff) != 0);
+    }
+  }
+}
+
+TEST_CASE("f16 output: each score is the f32 score rounded once, blocks and guards", "[f16][api]") {
+  CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  CAPTURE(attnscore_level_name(level));
+  std::mt19937 rng(17);
+  struct Case {
+    std::size_t n_q, n_k, d;
+  };
+  // Past the call's internal blocks of S: 2048 scores of one row, 32 rows x 64.
+  for (const Case c : {Case{1, 2100, 64}, Case{3, 700, 33}, Case{33, 70, 80}, Case{70, 130, 17}}) {
+    const std::size_t lds = c.n_k + 3;
+    std::vector<std::uint16_t> qh, kh;
+    std::vector<float> qf, kf;
+    random_f16(c.n_q * c.d, rng, qh, qf);
+    random_f16(c.n_k * c.d, rng, kh, kf);
+    std::vector<float> s32(c.n_q * c.n_k);
+    std::vector<std::uint16_t> s16(c.n_q * lds + 1, 0xa5a5);
+    const float scale = 0.75f;
+    REQUIRE(attnscore_scores_f16(c.n_q, c.n_k, c.d, qh.data(), c.d, kh.data(), c.d, s32.data(),
+                                 c.n_k, scale) == ATTNSCORE_OK);
+    REQUIRE(attnscore_scores_f16_to_f16(c.n_q, c.n_k, c.d, qh.data(), c.d, kh.data(), c.d,
+                                        s16.data(), lds, scale) == ATTNSCORE_OK);
+    CAPTURE(c.n_q, c.n_k, c.d);
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < c.n_q; ++i) {
+      for (std::size_t j = 0; j < lds; ++j) {
+        const std::uint16_t want = j < c.n_k ? testing::f16_nearest(s32[i * c.n_k + j]) : 0xa5a5;
+        bad += s16[i * lds + j] != want;
+      }
+    }
+    CHECK(bad == 0);
+    CHECK(s16.back() == 0xa5a5);
+  }
+}
+
+TEST_CASE("every f16 kernel: the packed f16 key cache gives the same bits as the raw call",
+          "[f16][kernels][kcache]") {
+  const KernelF16 *kernel = GENERATE(from_range(usable_f16()));
+  CAPTURE(kernel->name);
+  CapGuard guard;
+  REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);
+  REQUIRE(std::string(attnscore_kernel_name(ATTNSCORE_DTYPE_F16)) == kernel->name);
+  std::mt19937 rng(31);
+  const std::size_t nr = kernel->f32->nr, mr = kernel->f32->mr;
+  for (std::size_t d : {1, 5, 16, 17, 64, 100, 128, 300, 2100}) {
+    for (std::size_t n_k : {std::size_t{1}, nr - 1, nr + 1, 4 * nr + 3, 9 * nr}) {
+      if (n_k == 0 || (d > 300 && n_k > nr + 1)) continue;
+      const std::size_t ldk = d + 3;
+      std::vector<std::uint16_t> kh, qh;
+      std::vector<float> unused;
+      random_f16(n_k * ldk, rng, kh, unused);
+      std::vector<unsigned char> mem(attnscore_kcache_f16_bytes(n_k, d) + 3);
+      REQUIRE(mem.size() > 3);
+      attnscore_kcache_f16 *cache = nullptr;
+      REQUIRE(attnscore_kcache_f16_init(mem.data() + 3, mem.size() - 3, n_k, d, &cache) ==
+              ATTNSCORE_OK);
+      for (std::size_t done = 0, step = 1; done < n_k; done += step, step = step * 3 % 7 + 1) {
+        step = step < n_k - done ? step : n_k - done;
+        REQUIRE(attnscore_kcache_f16_append(cache, step, kh.data() + done * ldk, ldk) ==
+                ATTNSCORE_OK);
+      }
+      REQUIRE(attnscore_kcache_f16_size(cache) == n_k);
+      REQUIRE(attnscore_kcache_f16_dim(cache) == d);
+      for (std::size_t n_q : {std::size_t{1}, std::size_t{2}, std::size_t{3}, mr, 2 * mr + 1}) {
+        random_f16(n_q * d, rng, qh, unused);
+        std::vector<float> raw(n_q * n_k), cached(n_q * n_k + 5, kNaN);
+        const float scale = attnscore_default_scale(d);
+        attnscore::run_f16(*kernel, n_q, n_k, d, qh.data(), d, kh.data(), ldk, raw.data(), n_k,
+                           scale);
+        REQUIRE(attnscore_scores_f16_kcache(n_q, qh.data(), d, cache, cached.data(), n_k, 0.0f) ==
+                ATTNSCORE_OK);
+        CAPTURE(d, n_k, n_q);
+        REQUIRE(std::memcmp(raw.data(), cached.data(), raw.size() * sizeof(float)) == 0);
+        for (std::size_t i = raw.size(); i < cached.size(); ++i) REQUIRE(std::isnan(cached[i]));
+      }
+      REQUIRE(attnscore_kcache_f16_clear(cache) == ATTNSCORE_OK);
+      REQUIRE(attnscore_kcache_f16_size(cache) == 0);
+    }
+  }
+}
+
+TEST_CASE("f16 bad input: its own status, nothing written", "[f16][api][errors]") {
+  CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  CAPTURE(attnscore_level_name(level));
+  std::vector<std::uint16_t> q(64, 0x3c00), k(64, 0x3c00), big(256, 0x3c00);
+  std::vector<float> s(64, testing::from_bits(testing::kGuardBits));
+  std::vector<std::uint16_t> s16(64, 0xa5a5);
+  const std::vector<float> s0 = s;
+  const std::vector<std::uint16_t> s160 = s16;
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::size_t huge = SIZE_MAX / 2;
+  struct Case {
+    const char *what;
+    attnscore_status want;
+    std::size_t n_q, n_k, d;
+    const std::uint16_t *q;
+    std::size_t ldq;
+    const std::uint16_t *k;
+    std::size_t ldk;
+    bool s_null;
+    std::size_t lds;
+    float scale;
+  };
+  const std::uint16_t *qp = q.data(), *kp = k.data();
+  const Case cases[] = {
+      {"q null", ATTNSCORE_ERR_NULL_POINTER, 2, 2, 4, nullptr, 4, kp, 4, false, 2, 0},
+      {"k null", ATTNSCORE_ERR_NULL_POINTER, 2, 2, 4, qp, 4, nullptr, 4, false, 2, 0},
+      {"s null", ATTNSCORE_ERR_NULL_POINTER, 2, 2, 4, qp, 4, kp, 4, true, 2, 0},
+      {"d zero", ATTNSCORE_ERR_ZERO_DIM, 2, 2, 0, qp, 4, kp, 4, false, 2, 0},
+      {"ldq < d", ATTNSCORE_ERR_BAD_LDQ, 2, 2, 4, qp, 3, kp, 4, false, 2, 0},
+      {"ldk < d", ATTNSCORE_ERR_BAD_LDK, 2, 2, 4, qp, 4, kp, 3, false, 2, 0},
+      {"lds < n_k", ATTNSCORE_ERR_BAD_LDS, 2, 2, 4, qp, 4, kp, 4, false, 1, 0},
+      {"scale NaN", ATTNSCORE_ERR_BAD_SCALE, 2, 2, 4, qp, 4, kp, 4, false, 2, kNaN},
+      {"scale -Inf", ATTNSCORE_ERR_BAD_SCALE, 2, 2, 4, qp, 4, kp, 4, false, 2, -inf},
+      {"scale subnormal", ATTNSCORE_ERR_BAD_SCALE, 2, 2, 4, qp, 4, kp, 4, false, 2, 1e-40f},
+      {"rows*lds overflows", ATTNSCORE_ERR_SIZE_OVERFLOW, 3, 2, 4, qp, 4, kp, 4, false, huge, 0},
+      {"rows*ldq overflows", ATTNSCORE_ERR_SIZE_OVERFLOW, 3, 2, 4, qp, huge, kp, 4, false, 2, 0},
+      {"K wraps the address space", ATTNSCORE_ERR_SIZE_OVERFLOW, 2, 2, 4, qp, 4, kp,
+       (SIZE_MAX - reinterpret_cast<std::uintptr_t>(kp)) / 2 - 2, false, 2, 0},
+  };
+  for (const Case &c : cases) {
+    CAPTURE(c.what);
+    CHECK(attnscore_scores_f16(c.n_q, c.n_k, c.d, c.q, c.ldq, c.k, c.ldk,
+                               c.s_null ? nullptr : s.data(), c.lds, c.scale) == c.want);
+    CHECK(attnscore_scores_f16_to_f16(c.n_q, c.n_k, c.d, c.q, c.ldq, c.k, c.ldk,
+                                      c.s_null ? nullptr : s16.data(), c.lds, c.scale) == c.want);
+    CHECK(std::memcmp(s.data(), s0.data(), s.size() * sizeof(float)) == 0);
+    CHECK(s16 == s160);
+  }
+  // Overlap: S (f32, 4 bytes an element) over Q or K, in one buffer of halves.
+  auto *alias = reinterpret_cast<float *>(big.data() + 64);
+  const std::vector<std::uint16_t> big0 = big;
+  CHECK(attnscore_scores_f16(2, 2, 4, big.data() + 60, 4, kp, 4, alias, 2, 0) ==
+        ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_scores_f16(2, 2, 4, qp, 4, big.data() + 70, 4, alias, 2, 0) ==
+        ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_scores_f16_to_f16(2, 2, 4, big.data(), 4, kp, 4, big.data() + 7, 2, 0) ==
+        ATTNSCORE_ERR_OVERLAP);
+  CHECK(big == big0);
+  // Touching is fine: S (4 halves of f16 output) right after Q (8 halves).
+  CHECK(attnscore_scores_f16_to_f16(2, 2, 4, big.data(), 4, kp, 4, big.data() + 8, 2, 0) ==
+        ATTNSCORE_OK);
+  // Empty outputs succeed whatever the rest.
+  CHECK(attnscore_scores_f16(0, 5, 4, nullptr, 0, nullptr, 0, nullptr, 0, kNaN) == ATTNSCORE_OK);
+  CHECK(attnscore_scores_f16_to_f16(5, 0, 0, nullptr, 0, nullptr, 0, nullptr, 0, 0) ==
+        ATTNSCORE_OK);
+
+  // The key cache.
+  const std::size_t cap = 10, d = 8;
+  const std::size_t bytes = attnscore_kcache_f16_bytes(cap, d);
+  REQUIRE(bytes > 0);
+  CHECK(attnscore_kcache_f16_bytes(0, d) == 0);
+  CHECK(attnscore_kcache_f16_bytes(SIZE_MAX / 2, 64) == 0);
+  std::vector<unsigned char> mem(bytes);
+  attnscore_kcache_f16 *c = nullptr;
+  CHECK(attnscore_kcache_f16_init(mem.data(), bytes - 1, cap, d, &c) ==
+        ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(attnscore_kcache_f16_init(nullptr, bytes, cap, d, &c) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_kcache_f16_init(mem.data(), bytes, cap, 0, &c) == ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_kcache_f16_init(mem.data(), bytes, SIZE_MAX / 2, 64, &c) ==
+        ATTNSCORE_ERR_SIZE_OVERFLOW);
+  REQUIRE(attnscore_kcache_f16_init(mem.data(), bytes, cap, d, &c) == ATTNSCORE_OK);
+  std::vector<std::uint16_t> keys(cap * d, 0x3c00);
+  CHECK(attnscore_kcache_f16_append(c, 2, keys.data(), d - 1) == ATTNSCORE_ERR_BAD_LDK);
+  CHECK(attnscore_kcache_f16_append(c, 2, nullptr, d) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_kcache_f16_append(c, cap + 1, keys.data(), d) == ATTNSCORE_ERR_CACHE_FULL);
+  CHECK(attnscore_kcache_f16_append(c, 1, reinterpret_cast<const std::uint16_t *>(c), d) ==
+        ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_kcache_f16_size(c) == 0);
+  REQUIRE(attnscore_kcache_f16_append(c, cap, keys.data(), d) == ATTNSCORE_OK);
+  std::vector<float> out(5 * cap, 3.0f);
+  CHECK(attnscore_scores_f16_kcache(5, q.data(), d - 1, c, out.data(), cap, 0) ==
+        ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(attnscore_scores_f16_kcache(5, q.data(), d, c, out.data(), cap - 1, 0) ==
+        ATTNSCORE_ERR_BAD_LDS);
+  CHECK(attnscore_scores_f16_kcache(5, q.data(), d, c, out.data(), cap, kNaN) ==
+        ATTNSCORE_ERR_BAD_SCALE);
+  CHECK(attnscore_scores_f16_kcache(5, q.data(), d, nullptr, out.data(), cap, 0) ==
+        ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_scores_f16_kcache(1, q.data(), d, c, reinterpret_cast<float *>(mem.data()), cap,
+                                    0) == ATTNSCORE_ERR_OVERLAP);
+  // Not a cache (an f32 cache is not an f16 one either).
+  std::vector<unsigned char> mem32(attnscore_kcache_f32_bytes(cap, d));
+  attnscore_kcache_f32 *c32 = nullptr;
+  REQUIRE(attnscore_kcache_f32_init(mem32.data(), mem32.size(), cap, d, &c32) == ATTNSCORE_OK);
+  auto *fake = reinterpret_cast<attnscore_kcache_f16 *>(c32);
+  CHECK(attnscore_kcache_f16_append(fake, 1, keys.data(), d) == ATTNSCORE_ERR_BAD_CACHE);
+  CHECK(attnscore_scores_f16_kcache(1, q.data(), d, fake, out.data(), cap, 0) ==
+        ATTNSCORE_ERR_BAD_CACHE);
+  CHECK(attnscore_kcache_f16_size(fake) == 0);
+  for (float x : out) CHECK(x == 3.0f);
+}
+
+TEST_CASE("C++ f16 views and key cache", "[f16][api]") {
+  std::vector<attnscore::f16> q(3 * 4), k(5 * 4);
+  for (auto &x : q) x = attnscore::f16{0x3c00};  // 1.0
+  for (auto &x : k) x = attnscore::f16{0xc000};  // -2.0
+  std::vector<float> s(3 * 5);
+  attnscore::MatrixView<const attnscore::f16> Q(q.data(), 3, 4), K(k.data(), 5, 4);
+  REQUIRE(attnscore::scores(Q, K, attnscore::MatrixView<float>(s.data(), 3, 5), 1.0f) ==
+          ATTNSCORE_OK);
+  for (float x : s) CHECK(x == -8.0f);
+  CHECK(attnscore::scores(Q, K, attnscore::MatrixView<float>(s.data(), 3, 4)) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  std::vector<attnscore::f16> s16(3 * 5);
+  REQUIRE(attnscore::scores(Q, K, attnscore::MatrixView<attnscore::f16>(s16.data(), 3, 5), 0.5f) ==
+          ATTNSCORE_OK);
+  for (auto x : s16) CHECK(x.bits == 0xc400);  // -4.0
+  std::vector<unsigned char> mem(attnscore::KeyCacheF16::bytes(8, 4));
+  attnscore::KeyCacheF16 cache(mem.data(), mem.size(), 8, 4);
+  REQUIRE(cache.status() == ATTNSCORE_OK);
+  REQUIRE(cache.append(K) == ATTNSCORE_OK);
+  CHECK(cache.size() == 5);
+  std::fill(s.begin(), s.end(), 0.0f);
+  REQUIRE(attnscore::scores(Q, cache, attnscore::MatrixView<float>(s.data(), 3, 5), 1.0f) ==
+          ATTNSCORE_OK);
+  for (float x : s) CHECK(x == -8.0f);
+  CHECK(attnscore::to_f32(attnscore::to_f16(65519.0f)) == 65504.0f);
+  CHECK(std::isinf(attnscore::to_f32(attnscore::to_f16(65520.0f))));
+}
+
+#endif  // ATTNSCORE_HAVE_F16
