@@ -29,4 +29,28 @@ const attnscore::KernelF32 *kernel_f32(const std::string &name) {
   return nullptr;
 }
 
+std::vector<const attnscore::KernelS8 *> usable_kernels_s8() {
+  std::vector<const attnscore::KernelS8 *> usable;
+#if ATTNSCORE_HAVE_S8
+  std::size_t n;
+  const attnscore::KernelS8 *const *table = attnscore::kernels_s8(&n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (attnscore::cpu_supports(table[i]->level))
+      usable.push_back(table[i]);
+    else
+      WARN("not run (CPU lacks " << attnscore_level_name(table[i]->level)
+                                 << "): " << table[i]->name);
+  }
+#endif
+  return usable;
+}
+
+bool f32_level(attnscore_level level) {
+  std::size_t n;
+  const attnscore::KernelF32 *const *table = attnscore::kernels_f32(&n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (table[i]->level == level && attnscore::cpu_supports(level)) return true;
+  return false;
+}
+
 }  // namespace testing

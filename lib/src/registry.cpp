@@ -81,6 +81,31 @@ constexpr const KernelF32 *kF32[] = {
     &qk_f32_4x4__scalar_kernel,
 };
 
+// The s8 table, best first (only the kernels this build compiled).
+#if ATTNSCORE_HAVE_S8
+constexpr const KernelS8 *kS8[] = {
+#if ATTNSCORE_HAVE_AVX512VNNI
+    &qk_s8_8x32c4__avx512vnni_kernel,
+#endif
+#if ATTNSCORE_HAVE_AVX512
+    &qk_s8_8x16c4__avx512_kernel,
+#endif
+#if ATTNSCORE_HAVE_AVX2
+    &qk_s8_4x8c4__avx2_kernel,
+#endif
+#if ATTNSCORE_HAVE_NEON_DOTPROD
+    &qk_s8_8x8c4__neon_dotprod_kernel,
+#endif
+#if ATTNSCORE_HAVE_NEON && defined(__aarch64__)
+    &qk_s8_4x8c4__neon_kernel,
+#elif ATTNSCORE_HAVE_NEON
+    &qk_s8_2x8c4__neon_kernel,
+#endif
+    &qk_s8_4x4c4__scalar_kernel,
+};
+std::atomic<const KernelS8 *> g_s8{nullptr};
+#endif
+
 // The cap from the environment, read once on first use; BEST when unset or unknown.
 attnscore_level env_cap() noexcept {
   static const attnscore_level cap = [] {
@@ -139,6 +164,28 @@ const KernelF32 &active_kernel_f32() noexcept {
   return *kernel;
 }
 
+#if ATTNSCORE_HAVE_S8
+const KernelS8 *const *kernels_s8(std::size_t *count) noexcept {
+  *count = sizeof(kS8) / sizeof(kS8[0]);
+  return kS8;
+}
+
+const KernelS8 &active_kernel_s8() noexcept {
+  const KernelS8 *kernel = g_s8.load(std::memory_order_acquire);
+  if (kernel != nullptr) return *kernel;
+  const int cap = cap_rank();
+  kernel = kS8[sizeof(kS8) / sizeof(kS8[0]) - 1];  // scalar: always usable
+  for (const KernelS8 *row : kS8) {
+    if (level_rank(row->level) <= cap && cpu_supports(row->level)) {
+      kernel = row;
+      break;
+    }
+  }
+  g_s8.store(kernel, std::memory_order_release);
+  return *kernel;
+}
+#endif
+
 }  // namespace attnscore
 
 using namespace attnscore;
@@ -153,16 +200,25 @@ attnscore_status attnscore_set_max_level(attnscore_level level_in) {
   g_api_cap.store(level == ATTNSCORE_LEVEL_BEST ? kNoApiCap : static_cast<int>(level),
                   std::memory_order_release);
   g_f32.store(nullptr, std::memory_order_release);
+#if ATTNSCORE_HAVE_S8
+  g_s8.store(nullptr, std::memory_order_release);
+#endif
   return ATTNSCORE_OK;
 }
 
 attnscore_level attnscore_max_level(void) { return cap_level(); }
 
 const char *attnscore_kernel_name(attnscore_dtype dtype) {
+#if ATTNSCORE_HAVE_S8
+  if (enum_int(dtype) == ATTNSCORE_DTYPE_S8) return active_kernel_s8().name;
+#endif
   return enum_int(dtype) == ATTNSCORE_DTYPE_F32 ? active_kernel_f32().name : nullptr;
 }
 
 attnscore_level attnscore_kernel_level(attnscore_dtype dtype) {
+#if ATTNSCORE_HAVE_S8
+  if (enum_int(dtype) == ATTNSCORE_DTYPE_S8) return active_kernel_s8().level;
+#endif
   return enum_int(dtype) == ATTNSCORE_DTYPE_F32 ? active_kernel_f32().level
                                                 : ATTNSCORE_LEVEL_SCALAR;
 }
@@ -196,6 +252,10 @@ int attnscore_level_supported(attnscore_level level_in) {
   if (!cpu_supports(level)) return 0;
   for (const KernelF32 *row : kF32)
     if (row->level == level) return 1;
+#if ATTNSCORE_HAVE_S8
+  for (const KernelS8 *row : kS8)
+    if (row->level == level) return 1;
+#endif
   return 0;
 }
 

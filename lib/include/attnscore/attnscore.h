@@ -28,12 +28,16 @@ typedef enum attnscore_status {
       12,                        /**< key cache memory smaller than attnscore_kcache_f32_bytes */
   ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
   ATTNSCORE_ERR_BAD_CACHE = 14,  /**< not a key cache made by attnscore_kcache_f32_init */
+  ATTNSCORE_ERR_BAD_SCALE_COUNT = 20, /**< s8: q_scale_count not 1 or n_q, k_scale_count not 1 or n_k */
+  ATTNSCORE_ERR_BAD_QUANT_SCALE = 21, /**< s8: a q_scale or k_scale value is NaN, infinite or subnormal */
+  ATTNSCORE_ERR_DIM_TOO_LARGE = 22,   /**< s8: d > ATTNSCORE_S8_MAX_D (an int32 sum could overflow) */
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
 /** Input element types. */
 typedef enum attnscore_dtype {
   ATTNSCORE_DTYPE_F32 = 0,              /**< IEEE binary32 */
+  ATTNSCORE_DTYPE_S8 = 2,               /**< symmetric int8 with float scales, exact int32 sums */
   ATTNSCORE_DTYPE_MAX_ENUM = 0x7fffffff /**< not a dtype: makes every int value a valid one */
 } attnscore_dtype;
 
@@ -140,6 +144,26 @@ attnscore_status attnscore_kcache_f32_clear(attnscore_kcache_f32 *cache);
 attnscore_status attnscore_scores_f32_kcache(size_t n_q, const float *q, size_t ldq,
                                              const attnscore_kcache_f32 *cache, float *s,
                                              size_t lds, float scale);
+
+/** The largest d attnscore_scores_s8 accepts: 131071 * (-128)^2 still fits in an int32 sum. */
+#define ATTNSCORE_S8_MAX_D 131071
+
+/**
+ * Scores from symmetric int8 Q and K with float scales:
+ *   s[i*lds + j] = (float)acc_ij * ((q_scale[i or 0] * scale) * k_scale[j or 0])
+ * where acc_ij is the exact integer sum over t < d of q[i*ldq + t] * k[j*ldk + t], and the
+ * products are evaluated in float in exactly that order, so every level gives the same bits.
+ * q_scale_count is 1 (one scale for Q) or n_q (one per row); k_scale_count is 1 or n_k (one per
+ * key). scale 0.0f selects attnscore_default_scale(d). The full range -128..127 is accepted.
+ * @return as attnscore_scores_f32, plus ATTNSCORE_ERR_DIM_TOO_LARGE (d > ATTNSCORE_S8_MAX_D),
+ *         ATTNSCORE_ERR_NULL_POINTER (also q_scale, k_scale), ATTNSCORE_ERR_BAD_SCALE_COUNT,
+ *         ATTNSCORE_ERR_BAD_QUANT_SCALE (a scale value NaN, infinite or subnormal), and
+ *         ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without int8 support. Nothing written on error.
+ */
+attnscore_status attnscore_scores_s8(size_t n_q, size_t n_k, size_t d, const int8_t *q, size_t ldq,
+                                     const float *q_scale, size_t q_scale_count, const int8_t *k,
+                                     size_t ldk, const float *k_scale, size_t k_scale_count,
+                                     float *s, size_t lds, float scale);
 
 /** The scale used when 0.0f is passed: the float nearest to 1/sqrt(d); 0.0f for d == 0. */
 float attnscore_default_scale(size_t d);
