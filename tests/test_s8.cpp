@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The int8 path through the public API: every level, dispatch, every bad input.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cfenv>
+#include <cfloat>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -201,9 +205,133 @@ TEST_CASE("s8 bad input: its own status, nothing written", "[api][errors][s8]") 
   CHECK(s[0] == 0.0f);
 }
 
+// Independent reference of the quantizer: the divisions in the caller's rounding mode `mode`,
+// the rounding to an integer to nearest even (nearbyint in the default mode).
+void quantize_ref(const float *x, std::size_t d, std::int8_t *out, float *scale, int mode) {
+  float mx = 0.0f;
+  for (std::size_t t = 0; t < d; ++t) mx = std::max(mx, std::fabs(x[t]));
+  std::vector<float> y(d);
+  const int saved = std::fegetround();
+  std::fesetround(mode);
+  const volatile float den = 127.0f;
+  *scale = mx / den;
+  if (*scale >= FLT_MIN)
+    for (std::size_t t = 0; t < d; ++t) y[t] = x[t] / *scale;
+  std::fesetround(saved);
+  if (*scale < FLT_MIN) *scale = 0.0f;
+  for (std::size_t t = 0; t < d; ++t) {
+    const float r = *scale == 0.0f ? 0.0f : std::nearbyint(y[t]);
+    out[t] = static_cast<std::int8_t>(std::min(127.0f, std::max(-128.0f, r)));
+  }
+}
+
+TEST_CASE("s8 quantization helper at every level, in every rounding mode", "[api][s8][quantize]") {
+  testing::CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  CAPTURE(attnscore_level_name(level));
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd;
+  for (std::size_t d : {1, 3, 8, 15, 16, 17, 64, 100, 129}) {
+    const std::size_t n = 7, ldx = d + 2, ldo = d + 1;
+    std::vector<float> x(n * ldx, kNaN);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t t = 0; t < d; ++t) {
+        float v = nd(rng) * (i == 3 ? 1e-3f : 10.0f);
+        if (i == 1) v = 0.0f;                                                // an all-zero row
+        if (i == 2) v = t == 0 ? 127.0f : static_cast<float>(t % 9) - 4.5f;  // scale 1: ties
+        if (i == 4) v = t == 0 ? 1e-37f : 0.0f;                              // scale below FLT_MIN
+        x[i * ldx + t] = v;
+      }
+    for (const int mode : {FE_TONEAREST, FE_UPWARD, FE_TOWARDZERO}) {
+      std::vector<std::int8_t> out(n * ldo, 99);
+      std::vector<float> scales(n, kNaN);
+      const int saved = std::fegetround();
+      std::fesetround(mode);
+      const attnscore_status st =
+          attnscore_quantize_s8(n, d, x.data(), ldx, out.data(), ldo, scales.data());
+      std::fesetround(saved);
+      REQUIRE(st == ATTNSCORE_OK);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::vector<std::int8_t> want(d);
+        float ws;
+        quantize_ref(&x[i * ldx], d, want.data(), &ws, mode);
+        CAPTURE(d, i, mode);
+        REQUIRE(testing::to_bits(scales[i]) == testing::to_bits(ws));
+        for (std::size_t t = 0; t < d; ++t) REQUIRE(int{out[i * ldo + t]} == int{want[t]});
+        if (d < ldo) REQUIRE(out[i * ldo + d] == 99);  // the gap is not written
+      }
+    }
+  }
+  // Ties at scale 1 go to even: 2.5 -> 2, 3.5 -> 4, -0.5 -> 0.
+  const float tie[4] = {127.0f, 2.5f, 3.5f, -0.5f};
+  std::int8_t o[4];
+  float sc;
+  REQUIRE(attnscore_quantize_s8(1, 4, tie, 4, o, 4, &sc) == ATTNSCORE_OK);
+  CHECK(sc == 1.0f);
+  CHECK((o[0] == 127 && o[1] == 2 && o[2] == 4 && o[3] == 0));
+}
+
+TEST_CASE("s8 quantization helpers: bad input, nothing written", "[api][s8][quantize][errors]") {
+  const float x[4] = {1.0f, 2.0f, std::numeric_limits<float>::infinity(), 4.0f};
+  std::int8_t out[4] = {9, 9, 9, 9};
+  float sc[2] = {7.0f, 7.0f};
+  CHECK(attnscore_quantize_s8(0, 0, nullptr, 0, nullptr, 0, nullptr) == ATTNSCORE_OK);
+  CHECK(attnscore_quantize_s8(1, 0, x, 2, out, 2, sc) == ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_quantize_s8(1, 2, nullptr, 2, out, 2, sc) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_quantize_s8(1, 2, x, 2, out, 2, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_quantize_s8(1, 2, x, 1, out, 2, sc) == ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(attnscore_quantize_s8(1, 2, x, 2, out, 1, sc) == ATTNSCORE_ERR_BAD_LDS);
+  CHECK(attnscore_quantize_s8(2, 2, x, SIZE_MAX / 2, out, 2, sc) == ATTNSCORE_ERR_SIZE_OVERFLOW);
+  CHECK(attnscore_quantize_s8(1, 2, x, 2, reinterpret_cast<std::int8_t *>(sc), 2, sc) ==
+        ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_quantize_s8(2, 2, x, 2, out, 2, sc) == ATTNSCORE_ERR_NOT_FINITE);
+  CHECK((out[0] == 9 && out[1] == 9 && out[2] == 9 && out[3] == 9 && sc[0] == 7.0f));
+  float q[4] = {1.0f, 2.0f, 3.0f, 4.0f}, f[4];
+  const float ch[2] = {0.5f, 4.0f};
+  CHECK(attnscore_fold_channel_scales(1, 0, q, 2, ch, f, 2) == ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_fold_channel_scales(1, 2, q, 2, nullptr, f, 2) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_fold_channel_scales(1, 2, q, 1, ch, f, 2) == ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(attnscore_fold_channel_scales(1, 2, q, 2, ch, f, 1) == ATTNSCORE_ERR_BAD_LDS);
+  CHECK(attnscore_fold_channel_scales(2, 2, q, 2, ch, q + 1, 2) == ATTNSCORE_ERR_OVERLAP);
+  REQUIRE(attnscore_fold_channel_scales(2, 2, q, 2, ch, q, 2) == ATTNSCORE_OK);  // in place
+  CHECK((q[0] == 0.5f && q[1] == 8.0f && q[2] == 1.5f && q[3] == 16.0f));
+}
+
+TEST_CASE("s8 worked example: per-channel K cache through the folded Q", "[api][s8][quantize]") {
+  // K quantized per channel t (as per-channel caches are), Q folded and quantized per row: the
+  // s8 scores equal (float)acc * ((q_scale * scale) * 1) over the int8 data that results.
+  const std::size_t n_q = 3, n_k = 5, d = 8;
+  std::mt19937 rng(8);
+  std::normal_distribution<float> nd;
+  std::vector<float> q(n_q * d), k(n_k * d), ch(d), qf(n_q * d), qscale(n_q);
+  for (float &v : q) v = nd(rng);
+  std::vector<std::int8_t> k8(n_k * d), q8(n_q * d);
+  std::uniform_int_distribution<int> iv(-128, 127);
+  for (auto &v : k8) v = static_cast<std::int8_t>(iv(rng));
+  for (std::size_t t = 0; t < d; ++t) ch[t] = 0.01f * static_cast<float>(t + 1);
+  REQUIRE(attnscore_fold_channel_scales(n_q, d, q.data(), d, ch.data(), qf.data(), d) ==
+          ATTNSCORE_OK);
+  REQUIRE(attnscore_quantize_s8(n_q, d, qf.data(), d, q8.data(), d, qscale.data()) == ATTNSCORE_OK);
+  const float one = 1.0f;
+  std::vector<float> s(n_q * n_k);
+  REQUIRE(attnscore_scores_s8(n_q, n_k, d, q8.data(), d, qscale.data(), n_q, k8.data(), d, &one, 1,
+                              s.data(), n_k, 0.0f) == ATTNSCORE_OK);
+  const float scale = attnscore_default_scale(d);
+  for (std::size_t i = 0; i < n_q; ++i)
+    for (std::size_t j = 0; j < n_k; ++j) {
+      CHECK(testing::to_bits(s[i * n_k + j]) ==
+            testing::to_bits(expected(&q8[i * d], &k8[j * d], d, qscale[i], 1.0f, scale)));
+      // And close to the f32 scores of Q against the dequantized K (quantization error only).
+      double exact = 0;
+      for (std::size_t t = 0; t < d; ++t) exact += double{q[i * d + t]} * ch[t] * k8[j * d + t];
+      CHECK(std::fabs(s[i * n_k + j] - exact * scale) <= 0.02 * (1 + std::fabs(exact * scale)));
+    }
+}
+
 TEST_CASE("s8 statuses have their own messages", "[api][s8]") {
   for (attnscore_status st : {ATTNSCORE_ERR_BAD_SCALE_COUNT, ATTNSCORE_ERR_BAD_QUANT_SCALE,
-                              ATTNSCORE_ERR_DIM_TOO_LARGE}) {
+                              ATTNSCORE_ERR_DIM_TOO_LARGE, ATTNSCORE_ERR_NOT_FINITE}) {
     CHECK(std::string(attnscore_status_string(st)) !=
           attnscore_status_string(static_cast<attnscore_status>(1000)));
   }

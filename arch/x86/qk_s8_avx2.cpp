@@ -19,6 +19,7 @@ struct OpsAvx2 {
   using KV = __m256i;
   using QB = __m256i;
   static constexpr std::size_t kKeysPerVec = 4;
+  static constexpr bool kVecQuant = true;
   static constexpr bool kBias = false;
 
   static void prep_q(const std::int8_t *src, std::size_t d, std::int16_t *dst) noexcept {

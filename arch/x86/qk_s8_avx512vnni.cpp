@@ -10,6 +10,10 @@
 
 #include "tile_s8.hpp"
 
+// GCC 12 reports maybe-uninitialized inside its own AVX-512 headers (the _mm512_undefined_ps of
+// the unmasked max/roundscale intrinsics that xsimd's float batches use): a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 namespace attnscore {
 namespace {
 
@@ -20,6 +24,7 @@ struct OpsVnni {
   using KV = __m512i;
   using QB = __m512i;
   static constexpr std::size_t kKeysPerVec = 16;
+  static constexpr bool kVecQuant = true;
   static constexpr bool kBias = true;
 
   static void prep_q(const std::int8_t *src, std::size_t d, std::uint8_t *dst) noexcept {

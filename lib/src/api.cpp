@@ -53,6 +53,7 @@ const char *attnscore_status_string(attnscore_status status_in) {
   if (v == ATTNSCORE_ERR_BAD_SCALE_COUNT) return "a scale count is neither 1 nor the rows it scales";
   if (v == ATTNSCORE_ERR_BAD_QUANT_SCALE) return "a quantization scale is NaN, infinite or subnormal";
   if (v == ATTNSCORE_ERR_DIM_TOO_LARGE) return "d is larger than the int8 path accepts";
+  if (v == ATTNSCORE_ERR_NOT_FINITE) return "a value to quantize is NaN or infinite";
   if (v < 0 || v > ATTNSCORE_ERR_BAD_CACHE) return "unknown attnscore status";
   switch (static_cast<attnscore_status>(v)) {
     case ATTNSCORE_OK:
@@ -88,6 +89,7 @@ const char *attnscore_status_string(attnscore_status status_in) {
     case ATTNSCORE_ERR_BAD_SCALE_COUNT:
     case ATTNSCORE_ERR_BAD_QUANT_SCALE:
     case ATTNSCORE_ERR_DIM_TOO_LARGE:
+    case ATTNSCORE_ERR_NOT_FINITE:
     case ATTNSCORE_STATUS_MAX_ENUM:
       break;
   }

@@ -105,12 +105,20 @@ using QkS8Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, const
                         const float *qs, const float *ks, float *s, std::size_t lds,
                         unsigned flags) noexcept;
 
+// Quantizes n rows of d floats: scales[i] = max|x| / 127 (0, and a zero row, when that is not a
+// normal float), out = x / scales[i] rounded to nearest even, saturated to int8. Inputs finite.
+using QuantS8Fn = void (*)(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
+                           std::int8_t *out, std::size_t ldo, float *scales) noexcept;
+void quantize_s8_scalar(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
+                        std::int8_t *out, std::size_t ldo, float *scales) noexcept;
+
 struct KernelS8 {
   const char *name;
   attnscore_level level;
   std::size_t mr, nr;
   QkS8Fn fn;
   PackS8Fn pack;
+  QuantS8Fn quant;  // the quantization helper at this level
 };
 
 constexpr std::size_t kS8Chunk = 512;  // dims per panel: a multiple of 4
@@ -133,6 +141,9 @@ extern const KernelS8 qk_s8_2x8c4__neon_kernel;
 #endif
 #if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_NEON_DOTPROD
 extern const KernelS8 qk_s8_8x8c4__neon_dotprod_kernel;
+#endif
+#if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_NEON_I8MM
+extern const KernelS8 qk_s8_8x8c4__neon_i8mm_kernel;
 #endif
 
 // The s8 table, best first, and the kernel the public API uses now.

@@ -93,6 +93,9 @@ constexpr const KernelS8 *kS8[] = {
 #if ATTNSCORE_HAVE_AVX2
     &qk_s8_4x8c4__avx2_kernel,
 #endif
+#if ATTNSCORE_HAVE_NEON_I8MM
+    &qk_s8_8x8c4__neon_i8mm_kernel,
+#endif
 #if ATTNSCORE_HAVE_NEON_DOTPROD
     &qk_s8_8x8c4__neon_dotprod_kernel,
 #endif

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The s8 blocking driver and the scalar s8 kernel (portable, in every build with the int8 path).
+#include <cfloat>
+#include <cmath>
 #include <cstring>
 
 #include "kernels.h"
@@ -45,9 +47,42 @@ void qk_s8_4x4c4__scalar_pack(std::size_t cols, std::size_t d, const std::int8_t
   }
 }
 
+namespace {
+
+// Round to nearest, ties to even, whatever the caller's rounding mode (floor is exact, and so is
+// y - floor(y) for the |y| <= 2^23 this sees).
+float round_even(float y) noexcept {
+  const float f = std::floor(y), frac = y - f;
+  if (frac > 0.5f || (frac == 0.5f && std::fmod(f, 2.0f) != 0.0f)) return f + 1.0f;
+  return f;
+}
+
+}  // namespace
+
+void quantize_s8_scalar(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
+                        std::int8_t *out, std::size_t ldo, float *scales) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float *r = x + i * ldx;
+    std::int8_t *o = out + i * ldo;
+    float mx = 0.0f;
+    for (std::size_t t = 0; t < d; ++t) mx = std::fabs(r[t]) > mx ? std::fabs(r[t]) : mx;
+    const float scale = mx / 127.0f;
+    if (!(scale >= FLT_MIN)) {  // zero, or a scale that flushing modes would read as zero
+      scales[i] = 0.0f;
+      std::memset(o, 0, d);
+      continue;
+    }
+    scales[i] = scale;
+    for (std::size_t t = 0; t < d; ++t) {
+      const float y = round_even(r[t] / scale);
+      o[t] = static_cast<std::int8_t>(y < -128.0f ? -128.0f : y > 127.0f ? 127.0f : y);
+    }
+  }
+}
+
 extern const KernelS8 qk_s8_4x4c4__scalar_kernel = {
-    "qk_s8_4x4c4__scalar", ATTNSCORE_LEVEL_SCALAR,  kMR, kNR,
-    qk_s8_4x4c4__scalar,   qk_s8_4x4c4__scalar_pack};
+    "qk_s8_4x4c4__scalar",    ATTNSCORE_LEVEL_SCALAR, kMR, kNR, qk_s8_4x4c4__scalar,
+    qk_s8_4x4c4__scalar_pack, quantize_s8_scalar};
 
 void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
             const std::int8_t *q, std::size_t ldq, const float *q_scale, std::size_t q_step,

@@ -18,6 +18,7 @@
 #ifndef ATTNSCORE_TILE_S8_HPP
 #define ATTNSCORE_TILE_S8_HPP
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -139,6 +140,47 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
   }
 }
 
+// The quantization helper (QuantS8Fn in kernels.h), for levels with a correctly rounded vector
+// division and an explicit round-to-nearest-even (x86 roundps/vrndscaleps, AArch64 frintn):
+// every operation is the scalar helper's, so the bits are the same at every level.
+template <class Arch>
+inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
+                          std::int8_t *out, std::size_t ldo, float *scales) noexcept {
+  using B = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = B::size;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float *r = x + i * ldx;
+    std::int8_t *o = out + i * ldo;
+    B m(0.0f);
+    std::size_t t = 0;
+    for (; t + W <= d; t += W) m = xsimd::max(m, xsimd::abs(B::load_unaligned(r + t)));
+    alignas(64) float lanes[W];
+    m.store_aligned(lanes);
+    float mx = 0.0f;
+    for (std::size_t l = 0; l < W; ++l) mx = lanes[l] > mx ? lanes[l] : mx;
+    for (; t < d; ++t) mx = std::fabs(r[t]) > mx ? std::fabs(r[t]) : mx;
+    const float scale = mx / 127.0f;
+    if (!(scale >= 1.17549435e-38f)) {  // below FLT_MIN (or zero): the row becomes zeros
+      scales[i] = 0.0f;
+      std::memset(o, 0, d);
+      continue;
+    }
+    scales[i] = scale;
+    const B sb(scale), lo(-128.0f), hi(127.0f);
+    for (t = 0; t + W <= d; t += W) {
+      const B y = xsimd::min(xsimd::max(xsimd::nearbyint(B::load_unaligned(r + t) / sb), lo), hi);
+      alignas(64) std::int32_t v[W];
+      xsimd::batch_cast<std::int32_t>(y).store_aligned(v);
+      for (std::size_t l = 0; l < W; ++l) o[t + l] = static_cast<std::int8_t>(v[l]);
+    }
+    for (; t < d; ++t) {
+      alignas(64) float one[W] = {r[t]};
+      const B y = xsimd::min(xsimd::max(xsimd::nearbyint(B::load_aligned(one) / sb), lo), hi);
+      o[t] = static_cast<std::int8_t>(xsimd::batch_cast<std::int32_t>(y).get(0));
+    }
+  }
+}
+
 }  // namespace tile
 }  // namespace attnscore
 
@@ -156,7 +198,17 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
                                           std::int32_t *sums) noexcept {                         \
     tile::pack_s8_panel<Ops, NV * Ops::kKeysPerVec>(cols, d, k, ldk, panel, sums);               \
   }                                                                                              \
-  extern const KernelS8 name##_kernel = {#name, level,      MR, NV * Ops::kKeysPerVec,           \
-                                         name,  name##_pack};
+  ATTNSCORE_KERNEL_ENTRY void name##_quant(std::size_t n, std::size_t d, const float *x,         \
+                                           std::size_t ldx, std::int8_t *out, std::size_t ldo,   \
+                                           float *scales) noexcept {                             \
+    tile::quantize_rows<typename Ops::Arch>(n, d, x, ldx, out, ldo, scales);                     \
+  }                                                                                              \
+  extern const KernelS8 name##_kernel = {#name,                                                  \
+                                         level,                                                  \
+                                         MR,                                                     \
+                                         NV * Ops::kKeysPerVec,                                  \
+                                         name,                                                   \
+                                         name##_pack,                                            \
+                                         Ops::kVecQuant ? name##_quant : quantize_s8_scalar};
 
 #endif  // ATTNSCORE_TILE_S8_HPP

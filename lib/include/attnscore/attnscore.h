@@ -31,6 +31,7 @@ typedef enum attnscore_status {
   ATTNSCORE_ERR_BAD_SCALE_COUNT = 20, /**< s8: q_scale_count not 1 or n_q, k_scale_count not 1 or n_k */
   ATTNSCORE_ERR_BAD_QUANT_SCALE = 21, /**< s8: a q_scale or k_scale value is NaN, infinite or subnormal */
   ATTNSCORE_ERR_DIM_TOO_LARGE = 22,   /**< s8: d > ATTNSCORE_S8_MAX_D (an int32 sum could overflow) */
+  ATTNSCORE_ERR_NOT_FINITE = 23,      /**< quantization input holds a NaN or an infinity */
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
@@ -164,6 +165,37 @@ attnscore_status attnscore_scores_s8(size_t n_q, size_t n_k, size_t d, const int
                                      const float *q_scale, size_t q_scale_count, const int8_t *k,
                                      size_t ldk, const float *k_scale, size_t k_scale_count,
                                      float *s, size_t lds, float scale);
+
+/**
+ * Quantizes n rows of d floats (row stride ldx) to symmetric int8 with one scale per row:
+ * scales[i] = max_t |x[i][t]| / 127, out[i*ldo + t] = x[i][t] / scales[i] rounded to an integer,
+ * ties to even, and saturated to -128..127 (the two divisions round in the caller's rounding
+ * mode, as all float arithmetic here; the rounding to an integer is always to nearest even).
+ * Subnormal inputs read as 0 under the caller's DAZ/FZ. A row whose scale would
+ * be below FLT_MIN (all zeros, or tiny) gets scale 0 and zeros. The results are the same bits at
+ * every level, and feed attnscore_scores_s8 (q_scale or k_scale with one scale per row).
+ * @return ATTNSCORE_OK; n == 0 is a no-op; ATTNSCORE_ERR_ZERO_DIM (d == 0),
+ *         ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_LDQ (ldx < d), ATTNSCORE_ERR_BAD_LDS
+ *         (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP (out or scales meet x
+ *         or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in x), and
+ *         ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path. Nothing written on error.
+ */
+attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_t ldx,
+                                       int8_t *out, size_t ldo, float *scales);
+
+/**
+ * Folds per-channel key scales into Q: out[i*ldo + t] = q[i*ldq + t] * channel_scale[t]. For a
+ * K cache quantized per channel (k[j][t] ~ kq[j][t] * channel_scale[t]), scores against the
+ * int8 kq then go through attnscore_scores_s8 with k_scale 1: quantize the folded Q per row
+ * with attnscore_quantize_s8 first. out may be q itself (ldo == ldq); otherwise they must not
+ * overlap.
+ * @return ATTNSCORE_OK; n == 0 is a no-op; ATTNSCORE_ERR_ZERO_DIM, ATTNSCORE_ERR_NULL_POINTER,
+ *         ATTNSCORE_ERR_BAD_LDQ, ATTNSCORE_ERR_BAD_LDS (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW,
+ *         ATTNSCORE_ERR_OVERLAP; ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path.
+ */
+attnscore_status attnscore_fold_channel_scales(size_t n, size_t d, const float *q, size_t ldq,
+                                               const float *channel_scale, float *out,
+                                               size_t ldo);
 
 /** The scale used when 0.0f is passed: the float nearest to 1/sqrt(d); 0.0f for d == 0. */
 float attnscore_default_scale(size_t d);
