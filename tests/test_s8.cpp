@@ -329,6 +329,20 @@ TEST_CASE("s8 worked example: per-channel K cache through the folded Q", "[api][
     }
 }
 
+TEST_CASE("s8 README example, with numbers", "[api][s8][quantize]") {
+  const float q[2] = {127.0f, -50.2f}, k[2] = {12.7f, 127.0f}, ties[3] = {127.0f, 62.5f, -63.5f};
+  std::int8_t q8[2], k8[2], t8[3];
+  float qs, ks, ts, s;
+  REQUIRE(attnscore_quantize_s8(1, 2, q, 2, q8, 2, &qs) == ATTNSCORE_OK);
+  REQUIRE(attnscore_quantize_s8(1, 2, k, 2, k8, 2, &ks) == ATTNSCORE_OK);
+  REQUIRE(attnscore_quantize_s8(1, 3, ties, 3, t8, 3, &ts) == ATTNSCORE_OK);
+  CHECK((qs == 1.0f && q8[0] == 127 && q8[1] == -50));
+  CHECK((ks == 1.0f && k8[0] == 13 && k8[1] == 127));
+  CHECK((t8[1] == 62 && t8[2] == -64));
+  REQUIRE(attnscore_scores_s8(1, 1, 2, q8, 2, &qs, 1, k8, 2, &ks, 1, &s, 1, 1.0f) == ATTNSCORE_OK);
+  CHECK(s == -4699.0f);
+}
+
 TEST_CASE("s8 statuses have their own messages", "[api][s8]") {
   for (attnscore_status st : {ATTNSCORE_ERR_BAD_SCALE_COUNT, ATTNSCORE_ERR_BAD_QUANT_SCALE,
                               ATTNSCORE_ERR_DIM_TOO_LARGE, ATTNSCORE_ERR_NOT_FINITE}) {
