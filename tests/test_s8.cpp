@@ -343,6 +343,79 @@ TEST_CASE("s8 README example, with numbers", "[api][s8][quantize]") {
   CHECK(s == -4699.0f);
 }
 
+TEST_CASE("s8 packed key cache: same bits as the raw call, at every level", "[api][s8][kcache]") {
+  testing::CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  CAPTURE(attnscore_level_name(level), attnscore_kernel_name(ATTNSCORE_DTYPE_S8));
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> v(-128, 127);
+  std::uniform_real_distribution<float> sd(0.001f, 0.05f);
+  for (std::size_t d : {1, 5, 64, 100, 513}) {
+    for (std::size_t n_k : {1, 7, 33, 100}) {
+      const std::size_t ldk = d + 3;
+      std::vector<std::int8_t> k(n_k * ldk);
+      for (auto &x : k) x = static_cast<std::int8_t>(v(rng));
+      std::vector<float> ks(n_k);
+      for (float &x : ks) x = sd(rng);
+      std::vector<unsigned char> mem(attnscore_kcache_s8_bytes(n_k, d) + 5);
+      attnscore_kcache_s8 *cache = nullptr;
+      REQUIRE(attnscore_kcache_s8_init(mem.data() + 5, mem.size() - 5, n_k, d, &cache) ==
+              ATTNSCORE_OK);
+      for (std::size_t done = 0, step = 1; done < n_k; done += step, step = step * 3 % 7 + 1) {
+        step = std::min(step, n_k - done);
+        REQUIRE(attnscore_kcache_s8_append(cache, step, &k[done * ldk], ldk, &ks[done]) ==
+                ATTNSCORE_OK);
+      }
+      REQUIRE(attnscore_kcache_s8_size(cache) == n_k);
+      REQUIRE(attnscore_kcache_s8_dim(cache) == d);
+      for (std::size_t n_q : {1, 2, 3, 8, 17}) {
+        std::vector<std::int8_t> q(n_q * d);
+        for (auto &x : q) x = static_cast<std::int8_t>(v(rng));
+        std::vector<float> qs(n_q);
+        for (float &x : qs) x = sd(rng);
+        std::vector<float> raw(n_q * n_k), cached(n_q * n_k + 3, kNaN);
+        REQUIRE(attnscore_scores_s8(n_q, n_k, d, q.data(), d, qs.data(), n_q, k.data(), ldk,
+                                    ks.data(), n_k, raw.data(), n_k, 0.0f) == ATTNSCORE_OK);
+        REQUIRE(attnscore_scores_s8_kcache(n_q, q.data(), d, qs.data(), n_q, cache, cached.data(),
+                                           n_k, 0.0f) == ATTNSCORE_OK);
+        CAPTURE(d, n_k, n_q);
+        REQUIRE(std::memcmp(raw.data(), cached.data(), raw.size() * sizeof(float)) == 0);
+        for (std::size_t i = raw.size(); i < cached.size(); ++i) REQUIRE(std::isnan(cached[i]));
+        const float want = expected(&q[0], &k[0], d, qs[0], ks[0], attnscore_default_scale(d));
+        REQUIRE(testing::to_bits(cached[0]) == testing::to_bits(want));
+      }
+    }
+  }
+  // Errors: nothing appended, nothing written.
+  std::vector<unsigned char> mem(attnscore_kcache_s8_bytes(4, 8));
+  attnscore_kcache_s8 *c = nullptr;
+  CHECK(attnscore_kcache_s8_init(mem.data(), mem.size() - 1, 4, 8, &c) ==
+        ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(attnscore_kcache_s8_init(mem.data(), mem.size(), 4, ATTNSCORE_S8_MAX_D + 1, &c) ==
+        ATTNSCORE_ERR_DIM_TOO_LARGE);
+  REQUIRE(attnscore_kcache_s8_init(mem.data(), mem.size(), 4, 8, &c) == ATTNSCORE_OK);
+  const std::int8_t k8[5 * 8] = {};
+  const float ks5[5] = {1, 1, 1, 1, 1}, bad[2] = {1.0f, kNaN};
+  CHECK(attnscore_kcache_s8_append(c, 5, k8, 8, ks5) == ATTNSCORE_ERR_CACHE_FULL);
+  CHECK(attnscore_kcache_s8_append(c, 2, k8, 8, bad) == ATTNSCORE_ERR_BAD_QUANT_SCALE);
+  CHECK(attnscore_kcache_s8_append(c, 2, k8, 7, ks5) == ATTNSCORE_ERR_BAD_LDK);
+  CHECK(attnscore_kcache_s8_append(c, 2, k8, 8, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_kcache_s8_size(c) == 0);
+  REQUIRE(attnscore_kcache_s8_append(c, 2, k8, 8, ks5) == ATTNSCORE_OK);
+  float s[2] = {5.0f, 5.0f};
+  const float one = 1.0f;
+  CHECK(attnscore_scores_s8_kcache(1, k8, 8, &one, 2, c, s, 2, 0.0f) ==
+        ATTNSCORE_ERR_BAD_SCALE_COUNT);
+  CHECK(attnscore_scores_s8_kcache(1, k8, 8, &one, 1, c, s, 1, 0.0f) == ATTNSCORE_ERR_BAD_LDS);
+  CHECK(attnscore_scores_s8_kcache(1, k8, 8, &one, 1,
+                                   reinterpret_cast<const attnscore_kcache_s8 *>(ks5), s, 2,
+                                   0.0f) == ATTNSCORE_ERR_BAD_CACHE);
+  CHECK((s[0] == 5.0f && s[1] == 5.0f));
+  REQUIRE(attnscore_kcache_s8_clear(c) == ATTNSCORE_OK);
+  CHECK(attnscore_kcache_s8_size(c) == 0);
+}
+
 TEST_CASE("s8 statuses have their own messages", "[api][s8]") {
   for (attnscore_status st : {ATTNSCORE_ERR_BAD_SCALE_COUNT, ATTNSCORE_ERR_BAD_QUANT_SCALE,
                               ATTNSCORE_ERR_DIM_TOO_LARGE, ATTNSCORE_ERR_NOT_FINITE}) {

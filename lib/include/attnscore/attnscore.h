@@ -167,6 +167,42 @@ attnscore_status attnscore_scores_s8(size_t n_q, size_t n_k, size_t d, const int
                                      float *s, size_t lds, float scale);
 
 /**
+ * A packed int8 key cache: keys in the s8 kernels' panel layout with their per-key scales (and
+ * the per-key sums the kernel needs), in memory the caller provides; appended per token, never
+ * repacked. Bound to the s8 kernel chosen at init. Scores from it are bit-identical to
+ * attnscore_scores_s8 on the same keys and scales (with k_scale_count == n_k).
+ */
+typedef struct attnscore_kcache_s8 attnscore_kcache_s8;
+
+/** Bytes for a cache of `capacity` keys of dimension d (0 if an argument is 0, d is above
+ * ATTNSCORE_S8_MAX_D, or the size overflows). */
+size_t attnscore_kcache_s8_bytes(size_t capacity, size_t d);
+
+/** As attnscore_kcache_f32_init, plus ATTNSCORE_ERR_DIM_TOO_LARGE (d > ATTNSCORE_S8_MAX_D) and
+ * ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path. */
+attnscore_status attnscore_kcache_s8_init(void *mem, size_t bytes, size_t capacity, size_t d,
+                                          attnscore_kcache_s8 **cache);
+
+/** Appends n keys (rows of k, stride ldk) with one scale each (k_scale[0 .. n-1]). Errors as
+ * attnscore_kcache_f32_append, plus ATTNSCORE_ERR_BAD_QUANT_SCALE (nothing appended). */
+attnscore_status attnscore_kcache_s8_append(attnscore_kcache_s8 *cache, size_t n, const int8_t *k,
+                                            size_t ldk, const float *k_scale);
+
+/** Keys held / d (0 for NULL or a non-cache). */
+size_t attnscore_kcache_s8_size(const attnscore_kcache_s8 *cache);
+size_t attnscore_kcache_s8_dim(const attnscore_kcache_s8 *cache);
+
+/** Forgets every key. */
+attnscore_status attnscore_kcache_s8_clear(attnscore_kcache_s8 *cache);
+
+/** attnscore_scores_s8 against every cached key (n_q x size), with the same statuses and order
+ * (ATTNSCORE_ERR_BAD_CACHE for a non-cache; q_scale_count 1 or n_q). */
+attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t ldq,
+                                            const float *q_scale, size_t q_scale_count,
+                                            const attnscore_kcache_s8 *cache, float *s, size_t lds,
+                                            float scale);
+
+/**
  * Quantizes n rows of d floats (row stride ldx) to symmetric int8 with one scale per row:
  * scales[i] = max_t |x[i][t]| / 127, out[i*ldo + t] = x[i][t] / scales[i] rounded to an integer,
  * ties to even, and saturated to -128..127 (the two divisions round in the caller's rounding
