@@ -140,6 +140,25 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
   }
 }
 
+// The tile for `rows` rows: fewer than MR rows (decode, the bottom edge) run an instance with
+// fewer row registers instead of repeating rows, so a decode step does 1/MR of a full tile's
+// work. Exact integer sums: every instance gives the same bits.
+template <class Ops, std::size_t MR, std::size_t NV>
+inline void qk_s8_rows(std::size_t rows, std::size_t cols, std::size_t d, const std::int8_t *q,
+                       std::size_t ldq, const std::int8_t *panel, const std::int32_t *sums,
+                       const float *qs, const float *ks, float *s, std::size_t lds,
+                       unsigned flags) noexcept {
+  if (rows == 1)
+    qk_s8_panel<Ops, 1, NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds, flags);
+  else if (rows == 2 && MR > 2)
+    qk_s8_panel<Ops, 2, NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds, flags);
+  else if (rows <= 4 && MR > 4)
+    qk_s8_panel<Ops, (MR > 4 ? 4 : MR), NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds,
+                                            flags);
+  else
+    qk_s8_panel<Ops, MR, NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds, flags);
+}
+
 // The quantization helper (QuantS8Fn in kernels.h), for levels with a correctly rounded vector
 // division and an explicit round-to-nearest-even (x86 roundps/vrndscaleps, AArch64 frintn):
 // every operation is the scalar helper's, so the bits are the same at every level.
@@ -191,7 +210,7 @@ inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::siz
       std::size_t rows, std::size_t cols, std::size_t d, const std::int8_t *q, std::size_t ldq,  \
       const std::int8_t *panel, const std::int32_t *sums, const float *qs, const float *ks,      \
       float *s, std::size_t lds, unsigned flags) noexcept {                                      \
-    tile::qk_s8_panel<Ops, MR, NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds, flags);   \
+    tile::qk_s8_rows<Ops, MR, NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds, flags);    \
   }                                                                                              \
   ATTNSCORE_KERNEL_ENTRY void name##_pack(std::size_t cols, std::size_t d, const std::int8_t *k, \
                                           std::size_t ldk, std::int8_t *panel,                   \
