@@ -16,7 +16,7 @@
 namespace attnscore {
 struct KernelF32;  // lib/src/kernels.h
 struct KernelS8;
-}
+}  // namespace attnscore
 
 namespace testing {
 

@@ -233,8 +233,8 @@ struct BufferS8 {
 };
 
 // The contract: (float)acc * ((q_scale[i] * scale) * k_scale[j]), acc the exact sum.
-float s8_expected(BufferS8 &q, BufferS8 &k, std::size_t i, std::size_t j, std::size_t d,
-                  float qs, float ks, float scale) {
+float s8_expected(BufferS8 &q, BufferS8 &k, std::size_t i, std::size_t j, std::size_t d, float qs,
+                  float ks, float scale) {
   std::int64_t acc = 0;
   for (std::size_t t = 0; t < d; ++t) acc += std::int64_t{q.at(i, t)} * k.at(j, t);
   return static_cast<float>(acc) * ((qs * scale) * ks);
@@ -266,10 +266,11 @@ std::string run_case_s8(const KernelS8 &kernel, const Shape &sh, bool per_row, f
       return "wrote outside S at buffer index " + std::to_string(idx);
   for (std::size_t i = 0; i < sh.n_q; ++i)
     for (std::size_t j = 0; j < sh.n_k; ++j) {
-      const float want = s8_expected(q, k, i, j, sh.d, qs[per_row ? i : 0], ks[per_row ? j : 0], scale);
+      const float want =
+          s8_expected(q, k, i, j, sh.d, qs[per_row ? i : 0], ks[per_row ? j : 0], scale);
       if (testing::to_bits(s.at(i, j)) != testing::to_bits(want))
-        return "S[" + std::to_string(i) + "][" + std::to_string(j) + "] = " +
-               std::to_string(s.at(i, j)) + ", want " + std::to_string(want);
+        return "S[" + std::to_string(i) + "][" + std::to_string(j) +
+               "] = " + std::to_string(s.at(i, j)) + ", want " + std::to_string(want);
     }
   return "";
 }
@@ -315,7 +316,9 @@ TEST_CASE("every s8 kernel: -128 and 127 extremes over d up to the limit", "[ker
   BufferS8 q(n_q, d, d, 0), k(n_k, d, d + 1, 1);
   for (std::size_t i = 0; i < n_q; ++i)
     for (std::size_t t = 0; t < d; ++t)
-      q.at(i, t) = static_cast<std::int8_t>(i % 3 == 0 ? -128 : i % 3 == 1 ? 127 : (t % 2 ? 127 : -128));
+      q.at(i, t) = static_cast<std::int8_t>(i % 3 == 0   ? -128
+                                            : i % 3 == 1 ? 127
+                                                         : (t % 2 ? 127 : -128));
   for (std::size_t j = 0; j < n_k; ++j)
     for (std::size_t t = 0; t < d; ++t)
       k.at(j, t) = static_cast<std::int8_t>(j % 2 == 0 ? -128 : 127);

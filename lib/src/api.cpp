@@ -50,8 +50,10 @@ float attnscore_default_scale(size_t d) {
 const char *attnscore_status_string(attnscore_status status_in) {
   const int v = enum_int(status_in);
   // s8 statuses (numbered from 20)
-  if (v == ATTNSCORE_ERR_BAD_SCALE_COUNT) return "a scale count is neither 1 nor the rows it scales";
-  if (v == ATTNSCORE_ERR_BAD_QUANT_SCALE) return "a quantization scale is NaN, infinite or subnormal";
+  if (v == ATTNSCORE_ERR_BAD_SCALE_COUNT)
+    return "a scale count is neither 1 nor the rows it scales";
+  if (v == ATTNSCORE_ERR_BAD_QUANT_SCALE)
+    return "a quantization scale is NaN, infinite or subnormal";
   if (v == ATTNSCORE_ERR_DIM_TOO_LARGE) return "d is larger than the int8 path accepts";
   if (v == ATTNSCORE_ERR_NOT_FINITE) return "a value to quantize is NaN or infinite";
   if (v < 0 || v > ATTNSCORE_ERR_BAD_CACHE) return "unknown attnscore status";

@@ -28,9 +28,9 @@ typedef enum attnscore_status {
       12,                        /**< key cache memory smaller than attnscore_kcache_f32_bytes */
   ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
   ATTNSCORE_ERR_BAD_CACHE = 14,  /**< not a key cache made by attnscore_kcache_f32_init */
-  ATTNSCORE_ERR_BAD_SCALE_COUNT = 20, /**< s8: q_scale_count not 1 or n_q, k_scale_count not 1 or n_k */
-  ATTNSCORE_ERR_BAD_QUANT_SCALE = 21, /**< s8: a q_scale or k_scale value is NaN, infinite or subnormal */
-  ATTNSCORE_ERR_DIM_TOO_LARGE = 22,   /**< s8: d > ATTNSCORE_S8_MAX_D (an int32 sum could overflow) */
+  ATTNSCORE_ERR_BAD_SCALE_COUNT = 20, /**< s8: a scale count neither 1 nor n_q (n_k) */
+  ATTNSCORE_ERR_BAD_QUANT_SCALE = 21, /**< s8: a q/k scale value NaN, infinite or subnormal */
+  ATTNSCORE_ERR_DIM_TOO_LARGE = 22,   /**< s8: d > ATTNSCORE_S8_MAX_D (int32 sums could overflow) */
   ATTNSCORE_ERR_NOT_FINITE = 23,      /**< quantization input holds a NaN or an infinity */
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
@@ -216,8 +216,8 @@ attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t 
  *         or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in x), and
  *         ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path. Nothing written on error.
  */
-attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_t ldx,
-                                       int8_t *out, size_t ldo, float *scales);
+attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_t ldx, int8_t *out,
+                                       size_t ldo, float *scales);
 
 /**
  * Folds per-channel key scales into Q: out[i*ldo + t] = q[i*ldq + t] * channel_scale[t]. For a
@@ -230,8 +230,7 @@ attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_
  *         ATTNSCORE_ERR_OVERLAP; ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path.
  */
 attnscore_status attnscore_fold_channel_scales(size_t n, size_t d, const float *q, size_t ldq,
-                                               const float *channel_scale, float *out,
-                                               size_t ldo);
+                                               const float *channel_scale, float *out, size_t ldo);
 
 /** The scale used when 0.0f is passed: the float nearest to 1/sqrt(d); 0.0f for d == 0. */
 float attnscore_default_scale(size_t d);
