@@ -18,6 +18,8 @@
 #include "attnscore_config.h"
 #include "support.hpp"
 
+#if ATTNSCORE_HAVE_S8
+
 namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -38,7 +40,6 @@ std::string level_of(const char *name) {
 
 }  // namespace
 
-#if ATTNSCORE_HAVE_S8
 
 TEST_CASE("s8 public API at every level: bit for bit", "[api][s8]") {
   testing::CapGuard guard;

@@ -6,6 +6,7 @@
 
 using namespace attnscore;
 
+#if ATTNSCORE_HAVE_S8
 namespace {
 
 // Every value finite and not subnormal (zero is allowed: an all-zero row quantizes to scale 0).
@@ -17,6 +18,7 @@ bool scales_ok(const float *v, std::size_t n) noexcept {
 }
 
 }  // namespace
+#endif
 
 extern "C" {
 
