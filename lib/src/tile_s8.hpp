@@ -159,9 +159,16 @@ inline void qk_s8_rows(std::size_t rows, std::size_t cols, std::size_t d, const 
     qk_s8_panel<Ops, MR, NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds, flags);
 }
 
+// Ties-to-even correction of a truncated value v with fraction f = y - v (|f| < 1, exact).
+static inline std::int32_t step_even(std::int32_t v, float f) noexcept {
+  const float a = f < 0 ? -f : f;
+  if (a > 0.5f || (a == 0.5f && (v & 1) != 0)) return f < 0 ? v - 1 : v + 1;
+  return v;
+}
+
 // The quantization helper (QuantS8Fn in kernels.h), for levels with a correctly rounded vector
-// division and an explicit round-to-nearest-even (x86 roundps/vrndscaleps, AArch64 frintn):
-// every operation is the scalar helper's, so the bits are the same at every level.
+// division (x86, AArch64): every operation is the scalar helper's, so the bits are the same at
+// every level.
 template <class Arch>
 inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
                           std::int8_t *out, std::size_t ldo, float *scales) noexcept {
@@ -187,15 +194,25 @@ inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::siz
     scales[i] = scale;
     const B sb(scale), lo(-128.0f), hi(127.0f);
     for (t = 0; t + W <= d; t += W) {
-      const B y = xsimd::min(xsimd::max(xsimd::nearbyint(B::load_unaligned(r + t) / sb), lo), hi);
+      // Clamped first, then rounded (the same as rounding, then saturating). Rounding to
+      // nearest even without the rounding mode: truncate (explicit in the conversion), take the
+      // fraction (y minus its integer part: exact), and step away from zero past one half, or
+      // at one half from an odd integer.
+      const B y = xsimd::min(xsimd::max(B::load_unaligned(r + t) / sb, lo), hi);
+      const auto ti = xsimd::batch_cast<std::int32_t>(y);
       alignas(64) std::int32_t v[W];
-      xsimd::batch_cast<std::int32_t>(y).store_aligned(v);
-      for (std::size_t l = 0; l < W; ++l) o[t + l] = static_cast<std::int8_t>(v[l]);
+      alignas(64) float frac[W];
+      ti.store_aligned(v);
+      (y - xsimd::batch_cast<float>(ti)).store_aligned(frac);
+      for (std::size_t l = 0; l < W; ++l)
+        o[t + l] = static_cast<std::int8_t>(step_even(v[l], frac[l]));
     }
     for (; t < d; ++t) {
       alignas(64) float one[W] = {r[t]};
-      const B y = xsimd::min(xsimd::max(xsimd::nearbyint(B::load_aligned(one) / sb), lo), hi);
-      o[t] = static_cast<std::int8_t>(xsimd::batch_cast<std::int32_t>(y).get(0));
+      const B y = xsimd::min(xsimd::max(B::load_aligned(one) / sb, lo), hi);
+      const auto ti = xsimd::batch_cast<std::int32_t>(y);
+      o[t] =
+          static_cast<std::int8_t>(step_even(ti.get(0), (y - xsimd::batch_cast<float>(ti)).get(0)));
     }
   }
 }
