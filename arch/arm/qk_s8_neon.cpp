@@ -25,12 +25,9 @@ struct OpsNeon {
   using KV = int8x8_t;
   using QB = int8x8_t;
   static constexpr std::size_t kKeysPerVec = 2;
-  // armv7 NEON has no correctly rounded division: the scalar quantizer there.
-#if defined(__aarch64__)
-  static constexpr bool kVecQuant = true;
-#else
+  // xsimd 8.1 divides float batches on NEON (AArch64 too) with a reciprocal estimate, not
+  // correctly rounded: the scalar quantizer, whose bits every level shares.
   static constexpr bool kVecQuant = false;
-#endif
   static constexpr bool kBias = false;
 
   static void prep_q(const std::int8_t *src, std::size_t d, std::int8_t *dst) noexcept {

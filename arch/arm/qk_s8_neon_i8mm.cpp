@@ -20,7 +20,7 @@ struct OpsI8mm {
   using KV = int8x16_t;
   using QB = int8x16_t;
   static constexpr std::size_t kKeysPerVec = 4;
-  static constexpr bool kVecQuant = true;
+  static constexpr bool kVecQuant = false;  // see qk_s8_neon.cpp
   static constexpr bool kBias = false;
 
   static void prep_q(const std::int8_t *src, std::size_t d, std::int8_t *dst) noexcept {

@@ -167,7 +167,7 @@ static inline std::int32_t step_even(std::int32_t v, float f) noexcept {
 }
 
 // The quantization helper (QuantS8Fn in kernels.h), for levels with a correctly rounded vector
-// division (x86, AArch64): every operation is the scalar helper's, so the bits are the same at
+// division (x86; not xsimd 8.1's NEON, a reciprocal estimate): every operation is the scalar helper's, so the bits are the same at
 // every level.
 template <class Arch>
 inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
