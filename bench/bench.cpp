@@ -34,6 +34,7 @@ std::vector<Probe> &probes() {
 }
 
 std::map<int, double> g_peak;        // level -> measured FMA GFLOP/s
+std::map<int, double> g_peak_i8;     // level -> measured int8 dot-product GOPS
 std::map<std::size_t, double> g_bw;  // K bytes -> measured GB/s reading that much, hot
 double g_dram_bw = 0;                // GB/s reading the cold pool
 double g_dram_bw2 = 0;               // the same with two threads, each reading its half
@@ -79,6 +80,16 @@ double measure_read(const Probe &p, const std::vector<float> &buf, std::size_t b
 }
 
 }  // namespace
+
+std::vector<ProbeI8> &probes_i8() {
+  static std::vector<ProbeI8> list;
+  return list;
+}
+
+bool register_probe_i8(const ProbeI8 &probe) {
+  probes_i8().push_back(probe);
+  return true;
+}
 
 bool register_probe(const Probe &probe) {
   probes().push_back(probe);
@@ -252,6 +263,47 @@ void bm_kcache_f16(benchmark::State &state, attnscore_level level, bench::Shape 
   bench::set_counters(state, sh, level);
 }
 
+// The int8 path at one level: per-row scales, K (cold: many copies) as int8.
+void bm_s8(benchmark::State &state, attnscore_level level, bench::Shape sh) {
+  if (attnscore_set_max_level(level) != ATTNSCORE_OK) {
+    state.SkipWithError("level not in this build");
+    return;
+  }
+  const std::size_t k_elems = (sh.n_k * sh.d + 63) / 64 * 64;
+  const std::size_t copies =
+      sh.cold ? std::max<std::size_t>(2, bench::kColdPoolBytes / k_elems) : 1;
+  std::vector<std::int8_t> q(sh.n_q * sh.d), k(copies * k_elems);
+  std::vector<float> qs(sh.n_q, 0.01f), ks(sh.n_k, 0.02f), s(sh.n_q * sh.n_k);
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int> v(-128, 127);
+  for (auto &x : q) x = static_cast<std::int8_t>(v(rng));
+  for (std::size_t i = 0; i < sh.n_k * sh.d; ++i) k[i] = static_cast<std::int8_t>(v(rng));
+  for (std::size_t c = 1; c < copies; ++c)
+    std::memcpy(k.data() + c * k_elems, k.data(), sh.n_k * sh.d);
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const attnscore_status st = attnscore_scores_s8(
+        sh.n_q, sh.n_k, sh.d, q.data(), sh.d, qs.data(), sh.n_q,
+        k.data() + (i++ % copies) * k_elems, sh.d, ks.data(), sh.n_k, s.data(), sh.n_k, 0.0f);
+    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
+    benchmark::DoNotOptimize(s.data());
+    benchmark::ClobberMemory();
+  }
+  using C = benchmark::Counter;
+  state.counters["GOP"] = C(sh.flops() * 1e-9, C::kIsIterationInvariantRate);
+  const int kl = attnscore_kernel_level(ATTNSCORE_DTYPE_S8);
+  if (sh.decode()) {
+    const double kb = static_cast<double>(sh.n_k * sh.d) * 1e-9;
+    state.counters["K_GB"] = C(kb, C::kIsIterationInvariantRate);
+    if (sh.cold && bench::g_dram_bw > 0)
+      state.counters["%bw"] = C(kb / bench::g_dram_bw * 100, C::kIsIterationInvariantRate);
+  } else if (bench::g_peak_i8.count(kl)) {
+    state.counters["%peak_i8"] =
+        C(sh.flops() * 1e-9 / bench::g_peak_i8[kl] * 100, C::kIsIterationInvariantRate);
+  }
+  attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+}
+
 #ifdef ATTNSCORE_BENCH_OPENBLAS
 void bm_openblas(benchmark::State &state, bench::Shape sh) {
   bench::Data data(sh);
@@ -408,6 +460,18 @@ void measure_limits() {
         value);
     if (best == nullptr || p.level > best->level) best = &p;
   }
+  for (const bench::ProbeI8 &p : bench::probes_i8()) {
+    if (!attnscore_level_supported(static_cast<attnscore_level>(p.level))) continue;
+    constexpr std::size_t kIters = 1 << 16;
+    const double peak = bench::best_rate(kIters * p.ops_per_iter,
+                                         [&](std::size_t) { return p.loop(kIters) * 1e-30f; });
+    bench::g_peak_i8[p.level] = peak;
+    char value[32];
+    std::snprintf(value, sizeof value, "%.1f", peak);
+    benchmark::AddCustomContext(
+        std::string("peak_i8_gops_") + attnscore_level_name(static_cast<attnscore_level>(p.level)),
+        value);
+  }
   if (best == nullptr) return;
   bench::g_best_level = best->level;
   std::vector<float> pool(bench::kColdPoolBytes / sizeof(float), 1.0f);
@@ -489,7 +553,9 @@ int main(int argc, char **argv) {
         for (attnscore_level level : runnable_levels()) {
           attnscore_set_max_level(level);
           const std::string kernel = attnscore_kernel_name(ATTNSCORE_DTYPE_F32);
+          const bool own = attnscore_kernel_level(ATTNSCORE_DTYPE_F32) == level;
           attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+          if (!own) continue;  // an int8-only level: f32 runs the level below, already listed
           benchmark::RegisterBenchmark((kernel + "/" + sh.name()).c_str(), bm_attnscore, level, sh)
               ->Unit(benchmark::kMicrosecond);
           if (sh.decode())
@@ -522,6 +588,17 @@ int main(int argc, char **argv) {
           if (sh.decode())
             benchmark::RegisterBenchmark(("kcache:" + kernel + "/" + sh.name()).c_str(),
                                          bm_kcache_f16, level, sh16)
+                ->Unit(benchmark::kMicrosecond);
+        }
+        // s8 beside f32: each level with its own s8 kernel.
+        for (attnscore_level level : runnable_levels()) {
+          attnscore_set_max_level(level);
+          const char *s8 = attnscore_kernel_name(ATTNSCORE_DTYPE_S8);
+          const bool own = s8 != nullptr && attnscore_kernel_level(ATTNSCORE_DTYPE_S8) == level;
+          attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+          if (own)
+            benchmark::RegisterBenchmark((std::string(s8) + "/" + sh.name()).c_str(), bm_s8, level,
+                                         sh)
                 ->Unit(benchmark::kMicrosecond);
         }
 #ifdef ATTNSCORE_BENCH_OPENBLAS

@@ -63,6 +63,15 @@ struct Probe {
 };
 bool register_probe(const Probe &probe);
 
+// A level's int8 dot-product peak (probe.cpp, where the level has one: vpdpbusd, sdot):
+// `iters` steps of `ops_per_iter` integer operations (a multiply-add counts 2).
+struct ProbeI8 {
+  int level;
+  int (*loop)(std::size_t iters);
+  double ops_per_iter;
+};
+bool register_probe_i8(const ProbeI8 &probe);
+
 // Rate counters for a benchmark of `sh` at `level` (-1: an anchor, judged against the best
 // level): GFLOP and K_GB per second, and the percentage of the limit, %peak (prefill: the FMA
 // peak of the level) or %bw (decode: the read bandwidth of the memory holding K).

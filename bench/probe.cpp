@@ -42,6 +42,40 @@ float read_sum(const float *p, std::size_t n) {
   return xsimd::hadd(s0 + s1 + s2 + s3);
 }
 
+// The int8 dot-product peak: 12 independent chains of the level's widest int8 multiply-add
+// (vpdpbusd zmm: 64 MACs; sdot: 16 MACs), as the s8 kernels use it.
+#if defined(__AVX512VNNI__)
+#include <immintrin.h>
+int i8_loop(std::size_t iters) {
+  constexpr int kChains = 12;
+  __m512i acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_epi32(c);
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-5);
+  for (std::size_t i = 0; i < iters; ++i)
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_dpbusd_epi32(acc[c], a, b);
+  __m512i sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = _mm512_add_epi32(sum, acc[c]);
+  alignas(64) int lanes[16];
+  _mm512_store_si512(lanes, sum);
+  return lanes[0] + lanes[15];
+}
+const bool registered_i8 = bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, 12 * 64 * 2});
+#elif defined(__ARM_FEATURE_DOTPROD)
+#include <arm_neon.h>
+int i8_loop(std::size_t iters) {
+  constexpr int kChains = 12;
+  int32x4_t acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = vdupq_n_s32(c);
+  const int8x16_t a = vdupq_n_s8(3), b = vdupq_n_s8(-5);
+  for (std::size_t i = 0; i < iters; ++i)
+    for (int c = 0; c < kChains; ++c) acc[c] = vdotq_s32(acc[c], a, b);
+  int32x4_t sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = vaddq_s32(sum, acc[c]);
+  return vgetq_lane_s32(sum, 0);
+}
+const bool registered_i8 = bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, 12 * 16 * 2});
+#endif
+
 const bool registered =
     bench::register_probe({ATTNSCORE_PROBE_LEVEL, fma_loop, peak_flops_per_iter(), read_sum});
 

@@ -1004,6 +1004,24 @@ int c_enum_value(Input &in) {
   return m < 0xf8 ? m : static_cast<std::int32_t>(in.u32());
 }
 
+// Levels whose kernels are int8 only: f32 takes the best level below them.
+bool int8_only(int level) {
+  return level == ATTNSCORE_LEVEL_AVX512VNNI || level == ATTNSCORE_LEVEL_NEON_DOTPROD ||
+         level == ATTNSCORE_LEVEL_NEON_I8MM;
+}
+
+// Whether this build has the int8 path (it answers ATTNSCORE_ERR_UNKNOWN_DTYPE otherwise).
+bool s8_built() {
+  static const bool built = [] {
+    const std::int8_t q = 1;
+    const float one = 1.0f;
+    float s = 0.0f;
+    return attnscore_scores_s8(1, 1, 1, &q, 1, &one, 1, &q, 1, &one, 1, &s, 1, 0.0f) !=
+           ATTNSCORE_ERR_UNKNOWN_DTYPE;
+  }();
+  return built;
+}
+
 int fuzz_queries(Input &in, int) {
   g_call = "queries";
   // attnscore_level_from_name on a string of exactly its own length (or NULL arguments).
@@ -1061,7 +1079,9 @@ int fuzz_queries(Input &in, int) {
     const std::uint16_t one_h = 0x3c00;
     float one_f;
     const bool f16_built = attnscore_f16_to_f32(1, &one_h, &one_f) != ATTNSCORE_ERR_UNKNOWN_DTYPE;
-    const bool known = dtype == ATTNSCORE_DTYPE_F32 || (dtype == ATTNSCORE_DTYPE_F16 && f16_built);
+    const bool known = dtype == ATTNSCORE_DTYPE_F32 ||
+                       (dtype == ATTNSCORE_DTYPE_F16 && f16_built) ||
+                       (dtype == ATTNSCORE_DTYPE_S8 && s8_built());
     if ((kn == nullptr) == known) fail("attnscore_kernel_name gave %s", kn ? kn : "NULL");
     const int kl = api("attnscore_kernel_level", [&] { return fuzz_c_kernel_level(dtype); });
     if (dtype == ATTNSCORE_DTYPE_F32 && !attnscore_level_supported(as_level(kl)))
@@ -1714,7 +1734,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     // The kernel chosen: the best level this CPU supports not above the cap.
     int best = 0;
     for (int l : kFamily)
-      if (l <= cap && attnscore_level_supported(as_level(l))) best = l;
+      if (l <= cap && attnscore_level_supported(as_level(l)) && !int8_only(l)) best = l;
     const int chosen =
         api("attnscore_kernel_level", [] { return attnscore_kernel_level(ATTNSCORE_DTYPE_F32); });
     if (chosen != best) fail("cap %d: kernel level %d, expected %d", cap, chosen, best);

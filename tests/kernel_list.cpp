@@ -29,11 +29,10 @@ const attnscore::KernelF32 *kernel_f32(const std::string &name) {
   return nullptr;
 }
 
-std::vector<const attnscore::KernelF16 *> usable_kernels_f16() {
-  std::vector<const attnscore::KernelF16 *> usable;
-#if ATTNSCORE_HAVE_F16
-  std::size_t n;
-  const attnscore::KernelF16 *const *table = attnscore::kernels_f16(&n);
+// The other dtypes' tables: every compiled kernel this CPU runs (the others reported).
+template <class K>
+std::vector<const K *> usable_kernels(const K *const *table, std::size_t n) {
+  std::vector<const K *> usable;
   for (std::size_t i = 0; i < n; ++i) {
     if (attnscore::cpu_supports(table[i]->level))
       usable.push_back(table[i]);
@@ -41,10 +40,36 @@ std::vector<const attnscore::KernelF16 *> usable_kernels_f16() {
       WARN("not run (CPU lacks " << attnscore_level_name(table[i]->level)
                                  << "): " << table[i]->name);
   }
+  return usable;
+}
+
+std::vector<const attnscore::KernelF16 *> usable_kernels_f16() {
+#if ATTNSCORE_HAVE_F16
+  std::size_t n;
+  const attnscore::KernelF16 *const *table = attnscore::kernels_f16(&n);
+  return usable_kernels(table, n);
 #else
   WARN("f16 not built (ATTNSCORE_ENABLE_F16=OFF): no f16 kernel to test");
+  return {};
 #endif
-  return usable;
+}
+
+std::vector<const attnscore::KernelS8 *> usable_kernels_s8() {
+#if ATTNSCORE_HAVE_S8
+  std::size_t n;
+  const attnscore::KernelS8 *const *table = attnscore::kernels_s8(&n);
+  return usable_kernels(table, n);
+#else
+  return {};
+#endif
+}
+
+bool f32_level(attnscore_level level) {
+  std::size_t n;
+  const attnscore::KernelF32 *const *table = attnscore::kernels_f32(&n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (table[i]->level == level && attnscore::cpu_supports(level)) return true;
+  return false;
 }
 
 }  // namespace testing

@@ -16,6 +16,7 @@
 namespace attnscore {
 struct KernelF32;  // lib/src/kernels.h
 struct KernelF16;
+struct KernelS8;
 }  // namespace attnscore
 
 namespace testing {
@@ -28,6 +29,10 @@ const attnscore::KernelF32 *kernel_f32(const std::string &name);
 
 // The same for the f16 table (empty in a build without f16).
 std::vector<const attnscore::KernelF16 *> usable_kernels_f16();
+// The same for the s8 table (empty in a build without the int8 path).
+std::vector<const attnscore::KernelS8 *> usable_kernels_s8();
+// The levels that have an f32 kernel this CPU runs (int8-only levels such as avx512vnni do not).
+bool f32_level(attnscore_level level);
 
 // The levels of this build's family that this CPU runs, plus scalar.
 std::vector<attnscore_level> runnable_levels();

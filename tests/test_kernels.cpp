@@ -287,3 +287,124 @@ TEST_CASE("every f32 kernel: the packed key cache gives the same bits as the raw
     }
   }
 }
+
+// ---- s8: the same sweep for every s8 kernel, bit for bit against the exact integer sum ----
+#if ATTNSCORE_HAVE_S8
+namespace {
+
+using attnscore::KernelS8;
+
+// An int8 matrix inside a larger byte buffer, poisoned around it (its gaps are never read).
+struct BufferS8 {
+  std::size_t rows, cols, ld, off;
+  std::vector<std::int8_t> mem;
+  BufferS8(std::size_t r, std::size_t c, std::size_t l, std::size_t o)
+      : rows(r), cols(c), ld(l), off(o), mem(o + (r - 1) * l + c + 64, std::int8_t{-77}) {}
+  std::int8_t *data() { return mem.data() + off; }
+  std::int8_t &at(std::size_t i, std::size_t j) { return mem[off + i * ld + j]; }
+};
+
+// The contract: (float)acc * ((q_scale[i] * scale) * k_scale[j]), acc the exact sum.
+float s8_expected(BufferS8 &q, BufferS8 &k, std::size_t i, std::size_t j, std::size_t d, float qs,
+                  float ks, float scale) {
+  std::int64_t acc = 0;
+  for (std::size_t t = 0; t < d; ++t) acc += std::int64_t{q.at(i, t)} * k.at(j, t);
+  return static_cast<float>(acc) * ((qs * scale) * ks);
+}
+
+// Runs the s8 driver with `kernel`; values from `dist` (full range, or extremes only).
+std::string run_case_s8(const KernelS8 &kernel, const Shape &sh, bool per_row, float scale,
+                        int mode, std::mt19937 &rng) {
+  BufferS8 q(sh.n_q, sh.d, sh.ldq, sh.q_off), k(sh.n_k, sh.d, sh.ldk, sh.k_off);
+  std::uniform_int_distribution<int> full(-128, 127), coin(0, 1);
+  auto value = [&] { return mode == 0 ? full(rng) : coin(rng) ? -128 : 127; };
+  for (std::size_t i = 0; i < sh.n_q; ++i)
+    for (std::size_t t = 0; t < sh.d; ++t) q.at(i, t) = static_cast<std::int8_t>(value());
+  for (std::size_t j = 0; j < sh.n_k; ++j)
+    for (std::size_t t = 0; t < sh.d; ++t) k.at(j, t) = static_cast<std::int8_t>(value());
+  std::uniform_real_distribution<float> sd(0.001f, 0.1f);
+  std::vector<float> qs(per_row ? sh.n_q : 1), ks(per_row ? sh.n_k : 1);
+  for (float &x : qs) x = sd(rng);
+  for (float &x : ks) x = sd(rng);
+  Buffer s(sh.n_q, sh.n_k, sh.lds, sh.s_off, testing::from_bits(testing::kGuardBits));
+  for (std::size_t i = 0; i < sh.n_q; ++i)
+    for (std::size_t j = 0; j < sh.n_k; ++j) s.at(i, j) = kNaN;
+  const std::vector<std::int8_t> q_before = q.mem, k_before = k.mem;
+  attnscore::run_s8(kernel, sh.n_q, sh.n_k, sh.d, q.data(), sh.ldq, qs.data(), per_row ? 1 : 0,
+                    k.data(), sh.ldk, ks.data(), per_row ? 1 : 0, s.data(), sh.lds, scale);
+  if (q_before != q.mem || k_before != k.mem) return "an input was modified";
+  for (std::size_t idx = 0; idx < s.mem.size(); ++idx)
+    if (!s.in_matrix(idx) && testing::to_bits(s.mem[idx]) != testing::kGuardBits)
+      return "wrote outside S at buffer index " + std::to_string(idx);
+  for (std::size_t i = 0; i < sh.n_q; ++i)
+    for (std::size_t j = 0; j < sh.n_k; ++j) {
+      const float want =
+          s8_expected(q, k, i, j, sh.d, qs[per_row ? i : 0], ks[per_row ? j : 0], scale);
+      if (testing::to_bits(s.at(i, j)) != testing::to_bits(want))
+        return "S[" + std::to_string(i) + "][" + std::to_string(j) +
+               "] = " + std::to_string(s.at(i, j)) + ", want " + std::to_string(want);
+    }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("every s8 kernel: full sweep, bit for bit against the exact sum", "[kernels][s8]") {
+  const KernelS8 *kernel = GENERATE(from_range(testing::usable_kernels_s8()));
+  CAPTURE(kernel->name);
+  std::mt19937 rng(4321);
+  unsigned variant = 0, cases = 0;
+  std::vector<std::size_t> ds = sweep_d();
+  for (std::size_t d : {511, 512, 513, 1025}) ds.push_back(d);  // around the chunks of d
+  for (std::size_t d : ds) {
+    for (std::size_t n_q = 1; n_q <= 2 * kernel->mr + 1; ++n_q) {
+      std::vector<std::size_t> n_ks;
+      for (std::size_t n = 1; n <= kernel->nr + 1; ++n) n_ks.push_back(n);
+      for (std::size_t n : {2 * kernel->nr - 1, 2 * kernel->nr + 1, 3 * kernel->nr})
+        if (n > kernel->nr + 1) n_ks.push_back(n);
+      if (d > 256 && n_q % 3 != 1) continue;  // long d: fewer row counts, same edges
+      for (std::size_t n_k : n_ks) {
+        const Shape sh = make_shape(n_q, n_k, d, variant++);
+        const float scale = variant % 5 ? attnscore_default_scale(d) : -0.3f;
+        const std::string err =
+            run_case_s8(*kernel, sh, variant % 2 == 0, scale, variant % 7 == 0 ? 1 : 0, rng);
+        if (!err.empty()) {
+          CAPTURE(n_q, n_k, d, sh.ldq, sh.ldk, sh.lds, sh.q_off, sh.k_off, sh.s_off, scale);
+          FAIL(err);
+        }
+        ++cases;
+      }
+    }
+  }
+  CHECK(cases > 0);
+}
+
+TEST_CASE("every s8 kernel: -128 and 127 extremes over d up to the limit", "[kernels][s8]") {
+  const KernelS8 *kernel = GENERATE(from_range(testing::usable_kernels_s8()));
+  CAPTURE(kernel->name);
+  const std::size_t d = ATTNSCORE_S8_MAX_D, n_q = kernel->mr + 1, n_k = kernel->nr + 1;
+  // Rows of -128 and 127 (and one mixed row) against keys of both: sums up to 128^2 * d, the
+  // largest an int32 holds; the biased forms (VNNI's Q + 128) pass 2^31 on the way.
+  BufferS8 q(n_q, d, d, 0), k(n_k, d, d + 1, 1);
+  for (std::size_t i = 0; i < n_q; ++i)
+    for (std::size_t t = 0; t < d; ++t)
+      q.at(i, t) = static_cast<std::int8_t>(i % 3 == 0   ? -128
+                                            : i % 3 == 1 ? 127
+                                                         : (t % 2 ? 127 : -128));
+  for (std::size_t j = 0; j < n_k; ++j)
+    for (std::size_t t = 0; t < d; ++t)
+      k.at(j, t) = static_cast<std::int8_t>(j % 2 == 0 ? -128 : 127);
+  const float one = 1.0f;
+  std::vector<float> s(n_q * n_k, kNaN);
+  attnscore::run_s8(*kernel, n_q, n_k, d, q.data(), q.ld, &one, 0, k.data(), k.ld, &one, 0,
+                    s.data(), n_k, 1.0f);
+  for (std::size_t i = 0; i < n_q; ++i)
+    for (std::size_t j = 0; j < n_k; ++j) {
+      CAPTURE(i, j);
+      REQUIRE(testing::to_bits(s[i * n_k + j]) ==
+              testing::to_bits(s8_expected(q, k, i, j, d, 1.0f, 1.0f, 1.0f)));
+    }
+  // The largest sum itself, 128^2 * 131071 = 2147467264 (rounded to float once).
+  CHECK(s[0] == static_cast<float>(2147467264));
+}
+#endif

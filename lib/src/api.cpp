@@ -49,6 +49,13 @@ float attnscore_default_scale(size_t d) {
 
 const char *attnscore_status_string(attnscore_status status_in) {
   const int v = enum_int(status_in);
+  // The int8 path's statuses.
+  if (v == ATTNSCORE_ERR_BAD_SCALE_COUNT)
+    return "a scale count is neither 1 nor the rows it scales";
+  if (v == ATTNSCORE_ERR_BAD_QUANT_SCALE)
+    return "a quantization scale is NaN, infinite or subnormal";
+  if (v == ATTNSCORE_ERR_DIM_TOO_LARGE) return "d is larger than the int8 path accepts";
+  if (v == ATTNSCORE_ERR_NOT_FINITE) return "a value to quantize is NaN or infinite";
   if (v < 0 || v > ATTNSCORE_ERR_SYSTEM) return "unknown attnscore status";
   switch (static_cast<attnscore_status>(v)) {
     case ATTNSCORE_OK:
@@ -95,6 +102,10 @@ const char *attnscore_status_string(attnscore_status status_in) {
       return "unknown mask or option bits";
     case ATTNSCORE_ERR_SYSTEM:
       return "the system refused a thread or memory";
+    case ATTNSCORE_ERR_BAD_SCALE_COUNT:
+    case ATTNSCORE_ERR_BAD_QUANT_SCALE:
+    case ATTNSCORE_ERR_DIM_TOO_LARGE:
+    case ATTNSCORE_ERR_NOT_FINITE:
     case ATTNSCORE_STATUS_MAX_ENUM:
       break;
   }

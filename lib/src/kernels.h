@@ -159,6 +159,71 @@ void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::siz
              float *s, std::size_t lds, float scale) noexcept;
 #endif  // ATTNSCORE_HAVE_F16
 
+// s8 kernels (lib/src/s8.cpp, tile_s8.hpp). K is packed NR keys at a time into a panel of
+// groups of 4 dims: panel[(g * NR + j) * 4 + u] = k[j][4g + u], zero padded; pack may also write
+// sums[j] = the sum of key j's values (for kernels whose products are biased). fn makes `rows` <=
+// MR x `cols` <= NR scores: exact int32 sums, then (float)sum * (qs[i] * ks[j]) at kFinal, where
+// qs[i] = q_scale * scale of row i and ks[j] the scale of key j (ks holds NR floats). d is done
+// in chunks of kS8Chunk, the int32 partials passing through S as raw bits (kAccumulate).
+using PackS8Fn = void (*)(std::size_t cols, std::size_t d, const std::int8_t *k, std::size_t ldk,
+                          std::int8_t *panel, std::int32_t *sums) noexcept;
+using QkS8Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, const std::int8_t *q,
+                        std::size_t ldq, const std::int8_t *panel, const std::int32_t *sums,
+                        const float *qs, const float *ks, float *s, std::size_t lds,
+                        unsigned flags) noexcept;
+
+// Quantizes n rows of d floats: scales[i] = max|x| / 127 (0, and a zero row, when that is not a
+// normal float), out = x / scales[i] rounded to nearest even, saturated to int8. Inputs finite.
+using QuantS8Fn = void (*)(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
+                           std::int8_t *out, std::size_t ldo, float *scales) noexcept;
+void quantize_s8_scalar(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
+                        std::int8_t *out, std::size_t ldo, float *scales) noexcept;
+
+struct KernelS8 {
+  const char *name;
+  attnscore_level level;
+  std::size_t mr, nr;
+  QkS8Fn fn;
+  PackS8Fn pack;
+  QuantS8Fn quant;  // the quantization helper at this level
+};
+
+constexpr std::size_t kS8Chunk = 512;  // dims per panel: a multiple of 4
+constexpr std::size_t kS8MaxNR = 64, kS8MaxMR = 16;
+
+extern const KernelS8 qk_s8_4x4c4__scalar_kernel;
+#if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_AVX2
+extern const KernelS8 qk_s8_4x8c4__avx2_kernel;
+#endif
+#if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_AVX512
+extern const KernelS8 qk_s8_8x16c4__avx512_kernel;
+#endif
+#if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_AVX512VNNI
+extern const KernelS8 qk_s8_8x32c4__avx512vnni_kernel;
+#endif
+#if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_NEON && defined(__aarch64__)
+extern const KernelS8 qk_s8_4x8c4__neon_kernel;
+#elif ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_NEON
+extern const KernelS8 qk_s8_2x8c4__neon_kernel;
+#endif
+#if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_NEON_DOTPROD
+extern const KernelS8 qk_s8_8x8c4__neon_dotprod_kernel;
+#endif
+#if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_NEON_I8MM
+extern const KernelS8 qk_s8_8x8c4__neon_i8mm_kernel;
+#endif
+
+// The s8 table, best first, and the kernel the public API uses now.
+const KernelS8 *const *kernels_s8(std::size_t *count) noexcept;
+const KernelS8 &active_kernel_s8() noexcept;
+
+// The s8 blocking driver; q_step / k_step are 0 (one scale) or 1 (one per row / key).
+// Arguments must be valid (checked by the public API).
+void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
+            const std::int8_t *q, std::size_t ldq, const float *q_scale, std::size_t q_step,
+            const std::int8_t *k, std::size_t ldk, const float *k_scale, std::size_t k_step,
+            float *s, std::size_t lds, float scale) noexcept;
+
 // CPU feature detection (arch/cpu_features_*.cpp): ATTNSCORE_CPU_* bits, detected once.
 std::uint64_t detect_cpu_features() noexcept;
 

@@ -99,6 +99,34 @@ constexpr const KernelF16 *kF16[] = {
 };
 #endif
 
+// The s8 table, best first (only the kernels this build compiled).
+#if ATTNSCORE_HAVE_S8
+constexpr const KernelS8 *kS8[] = {
+#if ATTNSCORE_HAVE_AVX512VNNI
+    &qk_s8_8x32c4__avx512vnni_kernel,
+#endif
+#if ATTNSCORE_HAVE_AVX512
+    &qk_s8_8x16c4__avx512_kernel,
+#endif
+#if ATTNSCORE_HAVE_AVX2
+    &qk_s8_4x8c4__avx2_kernel,
+#endif
+#if ATTNSCORE_HAVE_NEON_I8MM
+    &qk_s8_8x8c4__neon_i8mm_kernel,
+#endif
+#if ATTNSCORE_HAVE_NEON_DOTPROD
+    &qk_s8_8x8c4__neon_dotprod_kernel,
+#endif
+#if ATTNSCORE_HAVE_NEON && defined(__aarch64__)
+    &qk_s8_4x8c4__neon_kernel,
+#elif ATTNSCORE_HAVE_NEON
+    &qk_s8_2x8c4__neon_kernel,
+#endif
+    &qk_s8_4x4c4__scalar_kernel,
+};
+std::atomic<const KernelS8 *> g_s8{nullptr};
+#endif
+
 // The cap from the environment, read once on first use; BEST when unset or unknown.
 attnscore_level env_cap() noexcept {
   static const attnscore_level cap = [] {
@@ -185,6 +213,28 @@ const KernelF32 &active_kernel_f32() noexcept {
   return *kernel;
 }
 
+#if ATTNSCORE_HAVE_S8
+const KernelS8 *const *kernels_s8(std::size_t *count) noexcept {
+  *count = sizeof(kS8) / sizeof(kS8[0]);
+  return kS8;
+}
+
+const KernelS8 &active_kernel_s8() noexcept {
+  const KernelS8 *kernel = g_s8.load(std::memory_order_acquire);
+  if (kernel != nullptr) return *kernel;
+  const int cap = cap_rank();
+  kernel = kS8[sizeof(kS8) / sizeof(kS8[0]) - 1];  // scalar: always usable
+  for (const KernelS8 *row : kS8) {
+    if (level_rank(row->level) <= cap && cpu_supports(row->level)) {
+      kernel = row;
+      break;
+    }
+  }
+  g_s8.store(kernel, std::memory_order_release);
+  return *kernel;
+}
+#endif
+
 }  // namespace attnscore
 
 using namespace attnscore;
@@ -202,6 +252,9 @@ attnscore_status attnscore_set_max_level(attnscore_level level_in) {
 #if ATTNSCORE_HAVE_F16
   g_f16.store(nullptr, std::memory_order_release);
 #endif
+#if ATTNSCORE_HAVE_S8
+  g_s8.store(nullptr, std::memory_order_release);
+#endif
   return ATTNSCORE_OK;
 }
 
@@ -213,6 +266,9 @@ const char *attnscore_kernel_name(attnscore_dtype dtype) {
 #if ATTNSCORE_HAVE_F16
   if (v == ATTNSCORE_DTYPE_F16) return active_kernel_f16().name;
 #endif
+#if ATTNSCORE_HAVE_S8
+  if (v == ATTNSCORE_DTYPE_S8) return active_kernel_s8().name;
+#endif
   return nullptr;
 }
 
@@ -221,6 +277,9 @@ attnscore_level attnscore_kernel_level(attnscore_dtype dtype) {
   if (v == ATTNSCORE_DTYPE_F32) return active_kernel_f32().level;
 #if ATTNSCORE_HAVE_F16
   if (v == ATTNSCORE_DTYPE_F16) return active_kernel_f16().level;
+#endif
+#if ATTNSCORE_HAVE_S8
+  if (v == ATTNSCORE_DTYPE_S8) return active_kernel_s8().level;
 #endif
   return ATTNSCORE_LEVEL_SCALAR;
 }
@@ -254,6 +313,10 @@ int attnscore_level_supported(attnscore_level level_in) {
   if (!cpu_supports(level)) return 0;
   for (const KernelF32 *row : kF32)
     if (row->level == level) return 1;
+#if ATTNSCORE_HAVE_S8
+  for (const KernelS8 *row : kS8)
+    if (row->level == level) return 1;
+#endif
   return 0;
 }
 

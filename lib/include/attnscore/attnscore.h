@@ -30,13 +30,17 @@ typedef enum attnscore_status {
       12,                        /**< key cache memory smaller than attnscore_kcache_f32_bytes */
   ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
   ATTNSCORE_ERR_BAD_CACHE = 14,  /**< not a key cache made by attnscore_kcache_f32_init */
-  ATTNSCORE_ERR_HEADS_MISMATCH = 25,    /**< heads_kv is 0 or does not divide heads_q */
-  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 26,   /**< heads (or rows) of a tensor overlap each other */
-  ATTNSCORE_ERR_BAD_WINDOW = 27,        /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
-  ATTNSCORE_ERR_BAD_SOFTCAP = 28,       /**< softcap negative, NaN, infinite or subnormal */
-  ATTNSCORE_ERR_POSITION_OVERFLOW = 29, /**< pos_offset + n_q - 1 does not fit in size_t */
-  ATTNSCORE_ERR_BAD_FLAGS = 30,         /**< unknown bits in mask or flags */
-  ATTNSCORE_ERR_SYSTEM = 31, /**< the system refused a thread or memory (pool creation) */
+  ATTNSCORE_ERR_BAD_SCALE_COUNT = 15, /**< s8: a scale count neither 1 nor n_q (n_k) */
+  ATTNSCORE_ERR_BAD_QUANT_SCALE = 16, /**< s8: a q/k scale value NaN, infinite or subnormal */
+  ATTNSCORE_ERR_DIM_TOO_LARGE = 17,   /**< s8: d > ATTNSCORE_S8_MAX_D (int32 sums could overflow) */
+  ATTNSCORE_ERR_NOT_FINITE = 18,      /**< quantization input holds a NaN or an infinity */
+  ATTNSCORE_ERR_HEADS_MISMATCH = 19,    /**< heads_kv is 0 or does not divide heads_q */
+  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 20,   /**< heads (or rows) of a tensor overlap each other */
+  ATTNSCORE_ERR_BAD_WINDOW = 21,        /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
+  ATTNSCORE_ERR_BAD_SOFTCAP = 22,       /**< softcap negative, NaN, infinite or subnormal */
+  ATTNSCORE_ERR_POSITION_OVERFLOW = 23, /**< pos_offset + n_q - 1 does not fit in size_t */
+  ATTNSCORE_ERR_BAD_FLAGS = 24,         /**< unknown bits in mask or flags */
+  ATTNSCORE_ERR_SYSTEM = 25, /**< the system refused a thread or memory (pool creation) */
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
@@ -44,6 +48,7 @@ typedef enum attnscore_status {
 typedef enum attnscore_dtype {
   ATTNSCORE_DTYPE_F32 = 0,              /**< IEEE binary32 */
   ATTNSCORE_DTYPE_F16 = 1,              /**< IEEE binary16, passed as its bits (uint16_t) */
+  ATTNSCORE_DTYPE_S8 = 2,               /**< symmetric int8 with float scales, exact int32 sums */
   ATTNSCORE_DTYPE_MAX_ENUM = 0x7fffffff /**< not a dtype: makes every int value a valid one */
 } attnscore_dtype;
 
@@ -326,6 +331,91 @@ attnscore_status attnscore_kcache_f16_clear(attnscore_kcache_f16 *cache);
 attnscore_status attnscore_scores_f16_kcache(size_t n_q, const uint16_t *q, size_t ldq,
                                              const attnscore_kcache_f16 *cache, float *s,
                                              size_t lds, float scale);
+/** The largest d attnscore_scores_s8 accepts: 131071 * (-128)^2 still fits in an int32 sum. */
+#define ATTNSCORE_S8_MAX_D 131071
+
+/**
+ * Scores from symmetric int8 Q and K with float scales:
+ *   s[i*lds + j] = (float)acc_ij * ((q_scale[i or 0] * scale) * k_scale[j or 0])
+ * where acc_ij is the exact integer sum over t < d of q[i*ldq + t] * k[j*ldk + t], and the
+ * products are evaluated in float in exactly that order, so every level gives the same bits.
+ * q_scale_count is 1 (one scale for Q) or n_q (one per row); k_scale_count is 1 or n_k (one per
+ * key). scale 0.0f selects attnscore_default_scale(d). The full range -128..127 is accepted.
+ * @return as attnscore_scores_f32, plus ATTNSCORE_ERR_DIM_TOO_LARGE (d > ATTNSCORE_S8_MAX_D),
+ *         ATTNSCORE_ERR_NULL_POINTER (also q_scale, k_scale), ATTNSCORE_ERR_BAD_SCALE_COUNT,
+ *         ATTNSCORE_ERR_BAD_QUANT_SCALE (a scale value NaN, infinite or subnormal), and
+ *         ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without int8 support. Nothing written on error.
+ */
+attnscore_status attnscore_scores_s8(size_t n_q, size_t n_k, size_t d, const int8_t *q, size_t ldq,
+                                     const float *q_scale, size_t q_scale_count, const int8_t *k,
+                                     size_t ldk, const float *k_scale, size_t k_scale_count,
+                                     float *s, size_t lds, float scale);
+
+/**
+ * A packed int8 key cache: keys in the s8 kernels' panel layout with their per-key scales (and
+ * the per-key sums the kernel needs), in memory the caller provides; appended per token, never
+ * repacked. Bound to the s8 kernel chosen at init. Scores from it are bit-identical to
+ * attnscore_scores_s8 on the same keys and scales (with k_scale_count == n_k).
+ */
+typedef struct attnscore_kcache_s8 attnscore_kcache_s8;
+
+/** Bytes for a cache of `capacity` keys of dimension d (0 if an argument is 0, d is above
+ * ATTNSCORE_S8_MAX_D, or the size overflows). */
+size_t attnscore_kcache_s8_bytes(size_t capacity, size_t d);
+
+/** As attnscore_kcache_f32_init, plus ATTNSCORE_ERR_DIM_TOO_LARGE (d > ATTNSCORE_S8_MAX_D) and
+ * ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path. */
+attnscore_status attnscore_kcache_s8_init(void *mem, size_t bytes, size_t capacity, size_t d,
+                                          attnscore_kcache_s8 **cache);
+
+/** Appends n keys (rows of k, stride ldk) with one scale each (k_scale[0 .. n-1]). Errors as
+ * attnscore_kcache_f32_append, plus ATTNSCORE_ERR_BAD_QUANT_SCALE (nothing appended). */
+attnscore_status attnscore_kcache_s8_append(attnscore_kcache_s8 *cache, size_t n, const int8_t *k,
+                                            size_t ldk, const float *k_scale);
+
+/** Keys held / d (0 for NULL or a non-cache). */
+size_t attnscore_kcache_s8_size(const attnscore_kcache_s8 *cache);
+size_t attnscore_kcache_s8_dim(const attnscore_kcache_s8 *cache);
+
+/** Forgets every key. */
+attnscore_status attnscore_kcache_s8_clear(attnscore_kcache_s8 *cache);
+
+/** attnscore_scores_s8 against every cached key (n_q x size), with the same statuses and order
+ * (ATTNSCORE_ERR_BAD_CACHE for a non-cache; q_scale_count 1 or n_q). */
+attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t ldq,
+                                            const float *q_scale, size_t q_scale_count,
+                                            const attnscore_kcache_s8 *cache, float *s, size_t lds,
+                                            float scale);
+
+/**
+ * Quantizes n rows of d floats (row stride ldx) to symmetric int8 with one scale per row:
+ * scales[i] = max_t |x[i][t]| / 127, out[i*ldo + t] = x[i][t] / scales[i] rounded to an integer,
+ * ties to even, and saturated to -128..127 (the two divisions round in the caller's rounding
+ * mode, as all float arithmetic here; the rounding to an integer is always to nearest even).
+ * Subnormal inputs read as 0 under the caller's DAZ/FZ. A row whose scale would
+ * be below FLT_MIN (all zeros, or tiny) gets scale 0 and zeros. The results are the same bits at
+ * every level, and feed attnscore_scores_s8 (q_scale or k_scale with one scale per row).
+ * @return ATTNSCORE_OK; n == 0 is a no-op; ATTNSCORE_ERR_ZERO_DIM (d == 0),
+ *         ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_LDQ (ldx < d), ATTNSCORE_ERR_BAD_LDS
+ *         (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP (out or scales meet x
+ *         or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in x), and
+ *         ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path. Nothing written on error.
+ */
+attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_t ldx, int8_t *out,
+                                       size_t ldo, float *scales);
+
+/**
+ * Folds per-channel key scales into Q: out[i*ldo + t] = q[i*ldq + t] * channel_scale[t]. For a
+ * K cache quantized per channel (k[j][t] ~ kq[j][t] * channel_scale[t]), scores against the
+ * int8 kq then go through attnscore_scores_s8 with k_scale 1: quantize the folded Q per row
+ * with attnscore_quantize_s8 first. out may be q itself (ldo == ldq); otherwise they must not
+ * overlap.
+ * @return ATTNSCORE_OK; n == 0 is a no-op; ATTNSCORE_ERR_ZERO_DIM, ATTNSCORE_ERR_NULL_POINTER,
+ *         ATTNSCORE_ERR_BAD_LDQ, ATTNSCORE_ERR_BAD_LDS (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW,
+ *         ATTNSCORE_ERR_OVERLAP; ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path.
+ */
+attnscore_status attnscore_fold_channel_scales(size_t n, size_t d, const float *q, size_t ldq,
+                                               const float *channel_scale, float *out, size_t ldo);
 
 /** The scale used when 0.0f is passed: the float nearest to 1/sqrt(d); 0.0f for d == 0. */
 float attnscore_default_scale(size_t d);

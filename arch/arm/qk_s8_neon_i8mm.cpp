@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// Level neon_i8mm (-march=armv8.2-a+dotprod+i8mm, aarch64): s8 8x8c4 tile on smmla, in the
+// panel layout of the other levels. smmla multiplies a 2x8 by an 8x2 int8 matrix into 2x2 int32
+// lanes: the panel vector (4 keys x 4 dims) is read as rows (key0|key1, key2|key3), and 4 dims
+// of Q as the columns (q|0, 0|q), so lane l gets key l's sum: one key per lane, as sdot gives.
+// Half of smmla's products are zeros here; a 2-row x 2-key register tile (8 dims per group)
+// would use them all.
+// 32 q registers: 16 accumulators (8 rows x 2 vectors of 4 keys), 2 panel vectors, 1 Q operand.
+#include <arm_neon.h>
+
+#include "tile_s8.hpp"
+
+namespace attnscore {
+namespace {
+
+struct OpsI8mm {
+  using Arch = xsimd::neon64;
+  using Acc = xsimd::batch<std::int32_t, Arch>;
+  using Qe = std::int8_t;
+  using KV = int8x16_t;
+  using QB = int8x16_t;
+  static constexpr std::size_t kKeysPerVec = 4;
+  static constexpr bool kVecQuant = false;  // see qk_s8_neon.cpp
+  static constexpr bool kBias = false;
+
+  static void prep_q(const std::int8_t *src, std::size_t d, std::int8_t *dst) noexcept {
+    std::memcpy(dst, src, d);
+    for (std::size_t t = d; t % 4 != 0; ++t) dst[t] = 0;
+  }
+  static KV load_k(const std::int8_t *p) noexcept { return vld1q_s8(p); }
+  static QB bcast(const std::int8_t *p) noexcept {
+    std::uint32_t x;
+    std::memcpy(&x, p, sizeof x);
+    return vcombine_s8(vcreate_s8(x), vcreate_s8(static_cast<std::uint64_t>(x) << 32));
+  }
+  static Acc madd(Acc acc, QB q, KV k) noexcept { return vmmlaq_s32(acc, k, q); }
+  template <std::size_t NV>
+  static void finish(const Acc (&acc)[NV], const std::int32_t *, std::int32_t *out) noexcept {
+    for (std::size_t v = 0; v < NV; ++v) vst1q_s32(out + 4 * v, acc[v]);
+  }
+  static void panel_sums(const std::int8_t *, std::size_t, std::size_t, std::int32_t *) noexcept {}
+};
+
+}  // namespace
+
+ATTNSCORE_DEFINE_QK_S8(qk_s8_8x8c4__neon_i8mm, ATTNSCORE_LEVEL_NEON_I8MM, OpsI8mm, 8, 2)
+
+}  // namespace attnscore

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// The s8 blocking driver and the scalar s8 kernel (portable, in every build with the int8 path).
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+#include "kernels.h"
+
+namespace attnscore {
+namespace {
+
+constexpr std::size_t kMR = 4, kNR = 4;
+
+}  // namespace
+
+// Same panel layout as the SIMD levels (groups of 4 dims per key). Every partial sum is a sum of
+// a prefix of the products, so it stays within +-128^2 * ATTNSCORE_S8_MAX_D: no int32 overflow.
+void qk_s8_4x4c4__scalar(std::size_t rows, std::size_t cols, std::size_t d, const std::int8_t *q,
+                         std::size_t ldq, const std::int8_t *panel, const std::int32_t *,
+                         const float *qs, const float *ks, float *s, std::size_t lds,
+                         unsigned flags) noexcept {
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t j = 0; j < cols; ++j) {
+      std::int32_t acc = 0;
+      if (flags & kAccumulate) std::memcpy(&acc, s + i * lds + j, sizeof acc);
+      for (std::size_t t = 0; t < d; ++t)
+        acc += q[i * ldq + t] * panel[((t / 4) * kNR + j) * 4 + t % 4];
+      if (flags & kFinal)
+        s[i * lds + j] = static_cast<float>(acc) * (qs[i] * ks[j]);
+      else
+        std::memcpy(s + i * lds + j, &acc, sizeof acc);
+    }
+  }
+}
+
+void qk_s8_4x4c4__scalar_pack(std::size_t cols, std::size_t d, const std::int8_t *k,
+                              std::size_t ldk, std::int8_t *panel, std::int32_t *sums) noexcept {
+  const std::size_t groups = (d + 3) / 4;
+  for (std::size_t j = 0; j < kNR; ++j) {
+    std::int32_t sum = 0;
+    for (std::size_t t = 0; t < 4 * groups; ++t) {
+      const std::int8_t v = j < cols && t < d ? k[j * ldk + t] : 0;
+      panel[((t / 4) * kNR + j) * 4 + t % 4] = v;
+      sum += v;
+    }
+    sums[j] = sum;
+  }
+}
+
+namespace {
+
+// Round to nearest, ties to even, whatever the caller's rounding mode (floor is exact, and so is
+// y - floor(y) for the |y| <= 2^23 this sees).
+float round_even(float y) noexcept {
+  const float f = std::floor(y), frac = y - f;
+  if (frac > 0.5f || (frac == 0.5f && std::fmod(f, 2.0f) != 0.0f)) return f + 1.0f;
+  return f;
+}
+
+}  // namespace
+
+void quantize_s8_scalar(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
+                        std::int8_t *out, std::size_t ldo, float *scales) noexcept {
+  for (std::size_t i = 0; i < n; ++i) {
+    const float *r = x + i * ldx;
+    std::int8_t *o = out + i * ldo;
+    float mx = 0.0f;
+    for (std::size_t t = 0; t < d; ++t) mx = std::fabs(r[t]) > mx ? std::fabs(r[t]) : mx;
+    const float scale = mx / 127.0f;
+    if (!(scale >= FLT_MIN)) {  // zero, or a scale that flushing modes would read as zero
+      scales[i] = 0.0f;
+      std::memset(o, 0, d);
+      continue;
+    }
+    scales[i] = scale;
+    for (std::size_t t = 0; t < d; ++t) {
+      const float y = round_even(r[t] / scale);
+      o[t] = static_cast<std::int8_t>(y < -128.0f ? -128.0f : y > 127.0f ? 127.0f : y);
+    }
+  }
+}
+
+extern const KernelS8 qk_s8_4x4c4__scalar_kernel = {
+    "qk_s8_4x4c4__scalar",    ATTNSCORE_LEVEL_SCALAR, kMR, kNR, qk_s8_4x4c4__scalar,
+    qk_s8_4x4c4__scalar_pack, quantize_s8_scalar};
+
+void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
+            const std::int8_t *q, std::size_t ldq, const float *q_scale, std::size_t q_step,
+            const std::int8_t *k, std::size_t ldk, const float *k_scale, std::size_t k_step,
+            float *s, std::size_t lds, float scale) noexcept {
+  // One panel of NR keys x kS8Chunk dims on the stack (L1) while every Q row streams past it.
+  alignas(64) std::int8_t panel[kS8MaxNR * kS8Chunk];
+  alignas(64) std::int32_t sums[kS8MaxNR];
+  alignas(64) float ks[kS8MaxNR];
+  float qs[kS8MaxMR];
+  for (std::size_t j = 0; j < n_k; j += kernel.nr) {
+    const std::size_t cols = n_k - j < kernel.nr ? n_k - j : kernel.nr;
+    for (std::size_t jj = 0; jj < kernel.nr; ++jj)
+      ks[jj] = jj < cols ? k_scale[(j + jj) * k_step] : 0.0f;
+    for (std::size_t t = 0; t < d; t += kS8Chunk) {
+      const std::size_t dc = d - t < kS8Chunk ? d - t : kS8Chunk;
+      const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
+      kernel.pack(cols, dc, k + j * ldk + t, ldk, panel, sums);
+      for (std::size_t i = 0; i < n_q; i += kernel.mr) {
+        const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
+        // The first product of the combined scale, (q_scale * scale), rounded as the contract says.
+        for (std::size_t ii = 0; ii < rows; ++ii) qs[ii] = q_scale[(i + ii) * q_step] * scale;
+        kernel.fn(rows, cols, dc, q + i * ldq + t, ldq, panel, sums, qs, ks, s + i * lds + j, lds,
+                  flags);
+      }
+    }
+  }
+}
+
+}  // namespace attnscore

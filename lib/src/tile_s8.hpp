@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: Apache-2.0
+// The s8 kernels, written once over a level's int8 multiply-accumulate ("Ops", below) and its
+// xsimd arch, and instantiated per level in arch/ with the Ops type in an anonymous namespace
+// there (so every instance is local to its level's object file).
+//
+// An Ops type provides:
+//   Arch, Acc = xsimd::batch<int32_t, Arch>   the accumulator (W int32 lanes)
+//   kKeysPerVec                               keys one accumulator covers (W, or W/2 when each
+//                                             key's sum is split over two lanes)
+//   Qe, prep_q(src, d, dst)                   a Q row converted once per tile call into the
+//                                             operand form (u8, int16 ...), padded to 4 elements
+//   KV load_k(p)                              kKeysPerVec keys x 4 dims of the panel
+//   QB bcast(p)                               4 dims of a prepared Q row, for every key
+//   Acc madd(acc, qb, kv)                     acc + the products, in exact int32 arithmetic
+//   finish<NV>(acc, sums, out)                the NV * kKeysPerVec exact sums, in key order
+//   kBias, panel_sums(panel, groups, nr, sums)  when products are biased (VNNI's Q + 128), the
+//                                             per-key sums of K the finish corrects with
+#ifndef ATTNSCORE_TILE_S8_HPP
+#define ATTNSCORE_TILE_S8_HPP
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <xsimd/xsimd.hpp>
+
+#include "kernels.h"
+#include "transpose_f32.hpp"
+
+namespace attnscore {
+namespace tile {
+
+// int32 -> float (exact for |x| < 2^24, else rounded to nearest even, the same on every level).
+// Internal linkage: each level's object file keeps its own copy.
+template <class Arch>
+static inline xsimd::batch<float, Arch> to_f32(const xsimd::batch<std::int32_t, Arch> &x) noexcept {
+  return xsimd::to_float(x);
+}
+#if defined(__AVX512F__)
+// GCC 12 warns (maybe-uninitialized) inside the unmasked intrinsic; the all-ones maskz form is
+// the same instruction.
+static inline xsimd::batch<float, xsimd::avx512f> to_f32(
+    const xsimd::batch<std::int32_t, xsimd::avx512f> &x) noexcept {
+  return _mm512_maskz_cvtepi32_ps(0xffff, x);
+}
+#endif
+
+// Packs `cols` <= NR keys into an s8 panel: panel[(g * NR + j) * 4 + u] = k[j * ldk + 4g + u],
+// zero for j >= cols and for 4g + u >= d. Each group of 4 bytes moves as one 32-bit lane: W x W
+// blocks of them are transposed in registers as float bit patterns (loads, shuffles and stores
+// only, so every bit is kept).
+template <class Ops, std::size_t NR>
+inline void pack_s8_panel(std::size_t cols, std::size_t d, const std::int8_t *k, std::size_t ldk,
+                          std::int8_t *panel, std::int32_t *sums) noexcept {
+  using Arch = typename Ops::Arch;
+  using B = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = B::size;
+  const std::size_t groups = (d + 3) / 4;
+  std::size_t g = 0;
+  for (; (g + W) * 4 <= d; g += W) {
+    for (std::size_t j0 = 0; j0 < NR; j0 += W) {
+      B r[W];
+      for (std::size_t i = 0; i < W; ++i) {
+        // Addresses as integers: a pointer past K (a padding key) is never formed.
+        const std::uintptr_t src = reinterpret_cast<std::uintptr_t>(k) + (j0 + i) * ldk + g * 4;
+        r[i] = j0 + i < cols ? B::load_unaligned(reinterpret_cast<const float *>(src)) : B(0.0f);
+        __builtin_prefetch(reinterpret_cast<const void *>(src + NR * ldk));
+      }
+      Transpose<Arch>::run(r);
+      for (std::size_t i = 0; i < W; ++i)
+        r[i].store_aligned(reinterpret_cast<float *>(panel + ((g + i) * NR + j0) * 4));
+    }
+  }
+  for (; g < groups; ++g)
+    for (std::size_t j = 0; j < NR; ++j)
+      for (std::size_t u = 0; u < 4; ++u)
+        panel[(g * NR + j) * 4 + u] = j < cols && 4 * g + u < d ? k[j * ldk + 4 * g + u] : 0;
+  if (Ops::kBias) Ops::panel_sums(panel, groups, NR, sums);
+}
+
+// MR x NR block of S from `rows` <= MR raw Q rows and a packed panel (cols <= NR keys present).
+//
+// Register map (W = int32 lanes of Acc; KPV = keys per accumulator):
+//   acc[i][v]  MR*NV accumulators: row i, keys v*KPV ... v*KPV + KPV - 1
+//   kv[v]      NV panel vectors: KPV keys x 4 dims at group g
+//   qb         one broadcast of 4 dims of prepared Q row i
+// Sums are exact in int32 (|sum| <= 128^2 * ATTNSCORE_S8_MAX_D < 2^31; wrapping intermediates,
+// as VNNI's biased ones, come back in range), so the order of the adds does not matter: every
+// level and every path gives the same integers, and the float epilogue
+// (float)acc * ((qs[i]) * ks[j]) is the same operations everywhere.
+// Under kAccumulate the block starts from the int32 partials a previous chunk of d left in S
+// (as raw int32 bits); without kFinal it stores its partials there.
+template <class Ops, std::size_t MR, std::size_t NV>
+inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const std::int8_t *q,
+                        std::size_t ldq, const std::int8_t *panel, const std::int32_t *sums,
+                        const float *qs, const float *ks, float *s, std::size_t lds,
+                        unsigned flags) noexcept {
+  using Acc = typename Ops::Acc;
+  using Arch = typename Ops::Arch;
+  using F = xsimd::batch<float, Arch>;
+  using I = xsimd::batch<std::int32_t, Arch>;
+  constexpr std::size_t KPV = Ops::kKeysPerVec, NR = NV * KPV, W = I::size;
+  static_assert(NR % W == 0, "the epilogue works in whole vectors");
+  const std::size_t groups = (d + 3) / 4;
+
+  alignas(64) typename Ops::Qe qp[MR][kS8Chunk];
+  for (std::size_t i = 0; i < MR; ++i) Ops::prep_q(q + (i < rows ? i : rows - 1) * ldq, d, qp[i]);
+
+  Acc acc[MR][NV];
+  for (std::size_t i = 0; i < MR; ++i)
+    for (std::size_t v = 0; v < NV; ++v) acc[i][v] = Acc(0);
+  for (std::size_t g = 0; g < groups; ++g) {
+    typename Ops::KV kv[NV];
+    for (std::size_t v = 0; v < NV; ++v) kv[v] = Ops::load_k(panel + (g * NR + v * KPV) * 4);
+    for (std::size_t i = 0; i < MR; ++i) {
+      const typename Ops::QB qb = Ops::bcast(qp[i] + 4 * g);
+      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = Ops::madd(acc[i][v], qb, kv[v]);
+    }
+  }
+
+  for (std::size_t i = 0; i < rows; ++i) {
+    alignas(64) std::int32_t out[NR];
+    Ops::template finish<NV>(acc[i], sums, out);
+    float *dst = s + i * lds;
+    if (flags & kAccumulate) {
+      alignas(64) std::int32_t prev[NR] = {};
+      std::memcpy(prev, dst, cols * sizeof(std::int32_t));
+      for (std::size_t w = 0; w < NR; w += W)
+        (I::load_aligned(out + w) + I::load_aligned(prev + w)).store_aligned(out + w);
+    }
+    if (flags & kFinal) {
+      alignas(64) float res[NR];
+      const F qsi(qs[i]);
+      for (std::size_t w = 0; w < NR; w += W)
+        (to_f32(I::load_aligned(out + w)) * (qsi * F::load_aligned(ks + w))).store_aligned(res + w);
+      std::memcpy(dst, res, cols * sizeof(float));
+    } else {
+      std::memcpy(dst, out, cols * sizeof(std::int32_t));
+    }
+  }
+}
+
+// The tile for `rows` rows: fewer than MR rows (decode, the bottom edge) run an instance with
+// fewer row registers instead of repeating rows, so a decode step does 1/MR of a full tile's
+// work. Exact integer sums: every instance gives the same bits.
+template <class Ops, std::size_t MR, std::size_t NV>
+inline void qk_s8_rows(std::size_t rows, std::size_t cols, std::size_t d, const std::int8_t *q,
+                       std::size_t ldq, const std::int8_t *panel, const std::int32_t *sums,
+                       const float *qs, const float *ks, float *s, std::size_t lds,
+                       unsigned flags) noexcept {
+  if (rows == 1)
+    qk_s8_panel<Ops, 1, NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds, flags);
+  else if (rows == 2 && MR > 2)
+    qk_s8_panel<Ops, 2, NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds, flags);
+  else if (rows <= 4 && MR > 4)
+    qk_s8_panel<Ops, (MR > 4 ? 4 : MR), NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds,
+                                            flags);
+  else
+    qk_s8_panel<Ops, MR, NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds, flags);
+}
+
+// Ties-to-even correction of a truncated value v with fraction f = y - v (|f| < 1, exact).
+static inline std::int32_t step_even(std::int32_t v, float f) noexcept {
+  const float a = f < 0 ? -f : f;
+  if (a > 0.5f || (a == 0.5f && (v & 1) != 0)) return f < 0 ? v - 1 : v + 1;
+  return v;
+}
+
+// The quantization helper (QuantS8Fn in kernels.h), for levels with a correctly rounded vector
+// division (x86; not xsimd 8.1's NEON, a reciprocal estimate): every operation is the scalar helper's, so the bits are the same at
+// every level.
+template <class Arch>
+inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
+                          std::int8_t *out, std::size_t ldo, float *scales) noexcept {
+  using B = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = B::size;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float *r = x + i * ldx;
+    std::int8_t *o = out + i * ldo;
+    B m(0.0f);
+    std::size_t t = 0;
+    for (; t + W <= d; t += W) m = xsimd::max(m, xsimd::abs(B::load_unaligned(r + t)));
+    alignas(64) float lanes[W];
+    m.store_aligned(lanes);
+    float mx = 0.0f;
+    for (std::size_t l = 0; l < W; ++l) mx = lanes[l] > mx ? lanes[l] : mx;
+    for (; t < d; ++t) mx = std::fabs(r[t]) > mx ? std::fabs(r[t]) : mx;
+    const float scale = mx / 127.0f;
+    if (!(scale >= 1.17549435e-38f)) {  // below FLT_MIN (or zero): the row becomes zeros
+      scales[i] = 0.0f;
+      std::memset(o, 0, d);
+      continue;
+    }
+    scales[i] = scale;
+    const B sb(scale), lo(-128.0f), hi(127.0f);
+    for (t = 0; t + W <= d; t += W) {
+      // Clamped first, then rounded (the same as rounding, then saturating). Rounding to
+      // nearest even without the rounding mode: truncate (explicit in the conversion), take the
+      // fraction (y minus its integer part: exact), and step away from zero past one half, or
+      // at one half from an odd integer.
+      const B y = xsimd::min(xsimd::max(B::load_unaligned(r + t) / sb, lo), hi);
+      const auto ti = xsimd::batch_cast<std::int32_t>(y);
+      alignas(64) std::int32_t v[W];
+      alignas(64) float frac[W];
+      ti.store_aligned(v);
+      (y - xsimd::batch_cast<float>(ti)).store_aligned(frac);
+      for (std::size_t l = 0; l < W; ++l)
+        o[t + l] = static_cast<std::int8_t>(step_even(v[l], frac[l]));
+    }
+    for (; t < d; ++t) {
+      alignas(64) float one[W] = {r[t]};
+      const B y = xsimd::min(xsimd::max(B::load_aligned(one) / sb, lo), hi);
+      const auto ti = xsimd::batch_cast<std::int32_t>(y);
+      o[t] =
+          static_cast<std::int8_t>(step_even(ti.get(0), (y - xsimd::batch_cast<float>(ti)).get(0)));
+    }
+  }
+}
+
+}  // namespace tile
+}  // namespace attnscore
+
+// Defines a level's s8 kernel `name` (MR x NV * KPV tile) from Ops, and its table row
+// `name_kernel` (declared in kernels.h).
+#define ATTNSCORE_DEFINE_QK_S8(name, level, Ops, MR, NV)                                         \
+  ATTNSCORE_KERNEL_ENTRY void name(                                                              \
+      std::size_t rows, std::size_t cols, std::size_t d, const std::int8_t *q, std::size_t ldq,  \
+      const std::int8_t *panel, const std::int32_t *sums, const float *qs, const float *ks,      \
+      float *s, std::size_t lds, unsigned flags) noexcept {                                      \
+    tile::qk_s8_rows<Ops, MR, NV>(rows, cols, d, q, ldq, panel, sums, qs, ks, s, lds, flags);    \
+  }                                                                                              \
+  ATTNSCORE_KERNEL_ENTRY void name##_pack(std::size_t cols, std::size_t d, const std::int8_t *k, \
+                                          std::size_t ldk, std::int8_t *panel,                   \
+                                          std::int32_t *sums) noexcept {                         \
+    tile::pack_s8_panel<Ops, NV * Ops::kKeysPerVec>(cols, d, k, ldk, panel, sums);               \
+  }                                                                                              \
+  ATTNSCORE_KERNEL_ENTRY void name##_quant(std::size_t n, std::size_t d, const float *x,         \
+                                           std::size_t ldx, std::int8_t *out, std::size_t ldo,   \
+                                           float *scales) noexcept {                             \
+    tile::quantize_rows<typename Ops::Arch>(n, d, x, ldx, out, ldo, scales);                     \
+  }                                                                                              \
+  extern const KernelS8 name##_kernel = {#name,                                                  \
+                                         level,                                                  \
+                                         MR,                                                     \
+                                         NV * Ops::kKeysPerVec,                                  \
+                                         name,                                                   \
+                                         name##_pack,                                            \
+                                         Ops::kVecQuant ? name##_quant : quantize_s8_scalar};
+
+#endif  // ATTNSCORE_TILE_S8_HPP
