@@ -601,6 +601,9 @@ const std::uint32_t kSpecials[] = {0x00000000u,
 struct F32 {
   using T = float;
   static constexpr const char *kName = "f32";
+  static constexpr attnscore_dtype kDtype = ATTNSCORE_DTYPE_F32;
+  static constexpr const char *kCName = "attnscore_scores_f32";
+  static float f(float v) { return v; }
 
   static float value(Input &in, unsigned mode, int exp) {
     switch (mode % 6) {
@@ -638,6 +641,77 @@ struct F32 {
     return testing::contract_bound(d, gauge, scale);
   }
 };
+
+// Binary16 inputs, as their bits, decoded and encoded here by the format's own rule (never by
+// the library's converters).
+float half_value(std::uint16_t h) {
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const float sign = (h & 0x8000) ? -1.0f : 1.0f;
+  if (e == 31) return m != 0 ? std::copysign(NAN, sign) : sign * INFINITY;
+  return sign * std::ldexp(static_cast<float>(e == 0 ? m : 1024 + m), (e == 0 ? 1 : e) - 25);
+}
+
+// The bits of v, which must be a binary16 value (finite, a multiple of 2^-24, |v| <= 65504).
+std::uint16_t half_bits(float v) {
+  const std::uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+  v = std::fabs(v);
+  if (v < std::ldexp(1.0f, -14))
+    return static_cast<std::uint16_t>(sign | static_cast<int>(std::ldexp(v, 24)));
+  int e;
+  const float m = std::frexp(v, &e);  // v = m * 2^e, m in [0.5, 1)
+  return static_cast<std::uint16_t>(sign | (e + 14) << 10 | static_cast<int>((m * 2 - 1) * 1024));
+}
+
+const std::uint16_t kHalfSpecials[] = {0x0000, 0x8000, 0x3c00, 0xbc00, 0x7bff, 0xfbff,
+                                       0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0x0001,
+                                       0x8001, 0x03ff, 0x0400, 0x3555, 0x5bff, 0x4000};
+
+struct F16 {
+  using T = attnscore::f16;
+  static constexpr const char *kName = "f16";
+  static constexpr attnscore_dtype kDtype = ATTNSCORE_DTYPE_F16;
+  static constexpr const char *kCName = "attnscore_scores_f16";
+  static float f(T v) { return half_value(v.bits); }
+
+  static T value(Input &in, unsigned mode, int exp) {
+    switch (mode % 5) {
+      case 0:  // small integers: exact sums in any order
+        return {half_bits(static_cast<float>(static_cast<int>(in.v8() % 17) - 8))};
+      case 1:  // small integers scaled from subnormal to near the largest binary16
+        return {half_bits(std::ldexp(static_cast<float>(static_cast<int>(in.v8() % 17) - 8),
+                                     ((exp % 37) + 37) % 37 - 24))};
+      case 2:
+        return {kHalfSpecials[in.v8() % (sizeof kHalfSpecials / sizeof kHalfSpecials[0])]};
+      case 3:  // any bits
+        return {static_cast<std::uint16_t>(in.v8() | in.v8() << 8)};
+      default:
+        return value(in, in.v8() % 4, exp);
+    }
+  }
+
+  static attnscore_status call_c(const Args &a) {
+    return attnscore_scores_f16(a.n_q, a.n_k, a.d, static_cast<const std::uint16_t *>(a.q), a.ldq,
+                                static_cast<const std::uint16_t *>(a.k), a.ldk,
+                                static_cast<float *>(a.s), a.lds, a.scale);
+  }
+  static attnscore_status call_cpp(const attnscore::MatrixView<const T> &q,
+                                   const attnscore::MatrixView<const T> &k,
+                                   const attnscore::MatrixView<float> &s, float scale) {
+    if (to_bits(scale) == 0) return attnscore::scores(q, k, s);
+    return attnscore::scores(q, k, s, scale);
+  }
+  // Products of binary16 values are exact in f32: the same bound as f32 (README "float16").
+  static double bound(std::size_t d, double gauge, float scale) {
+    return testing::contract_bound(d, gauge, scale);
+  }
+};
+
+// Whether this build has the f16 path (a build without it answers ATTNSCORE_ERR_UNKNOWN_DTYPE).
+bool f16_built() {
+  std::uint16_t h = 0x3c00;
+  float f;
+  return attnscore_f16_to_f32(1, &h, &f) != ATTNSCORE_ERR_UNKNOWN_DTYPE;
+}
 
 double gamma_n(std::size_t n) {
   const double nu = static_cast<double>(n) * std::ldexp(1.0, -24);
@@ -683,12 +757,12 @@ FUZZ_UNGUIDED std::vector<Expect> expectations(const Args &a, bool flushing) {
   std::vector<int> qe(a.n_q * a.d), ke(a.n_k * a.d);
   for (std::size_t i = 0; i < a.n_q; ++i)
     for (std::size_t t = 0; t < a.d; ++t) {
-      const float v = q[i * a.ldq + t];
+      const float v = D::f(q[i * a.ldq + t]);
       qe[i * a.d + t] = v != 0 && std::isfinite(v) ? low_exp(v) : 0;
     }
   for (std::size_t j = 0; j < a.n_k; ++j)
     for (std::size_t t = 0; t < a.d; ++t) {
-      const float v = k[j * a.ldk + t];
+      const float v = D::f(k[j * a.ldk + t]);
       ke[j * a.d + t] = v != 0 && std::isfinite(v) ? low_exp(v) : 0;
     }
   for (std::size_t i = 0; i < a.n_q; ++i) {
@@ -699,7 +773,7 @@ FUZZ_UNGUIDED std::vector<Expect> expectations(const Args &a, bool flushing) {
       double sum = 0, gauge = 0, flushed = 0;  // flushed: sum |p| over subnormal inputs
       int g = INT_MAX;
       for (std::size_t t = 0; t < a.d && !nan; ++t) {
-        const float x = qi[t], y = kj[t];
+        const float x = D::f(qi[t]), y = D::f(kj[t]);
         if (std::isnan(x) || std::isnan(y)) {
           nan = true;
         } else if (std::isinf(x) || std::isinf(y)) {
@@ -820,7 +894,7 @@ FUZZ_UNGUIDED void fill_values(Input &in, const Mat &m, unsigned mode, int exp) 
 
 template <class D>
 attnscore_status call(Entry entry, const Args &a, const Mat &q, const Mat &k, const Mat &s) {
-  if (entry == Entry::kC) return api("attnscore_scores_f32", [&] { return D::call_c(a); });
+  if (entry == Entry::kC) return api(D::kCName, [&] { return D::call_c(a); });
   using CT = const typename D::T;
   const attnscore::MatrixView<CT> qv(static_cast<CT *>(a.q), q.rows, q.cols, q.ld.value);
   const attnscore::MatrixView<CT> kv(static_cast<CT *>(a.k), k.rows, k.cols, k.ld.value);
@@ -890,6 +964,9 @@ int fuzz_scores(Input &in, Entry entry, int cap) {
     for (Mat *m : mats)
       if (m->arena == a) m->pos += lead - lo;
   }
+  // Every matrix aligned to its own element (a float S beside binary16 Q and K too): a C caller
+  // cannot pass a misaligned float pointer.
+  for (Mat *m : mats) m->pos += (static_cast<long long>(m->elem) - m->pos % m->elem) % m->elem;
   Memory mem;
   mem.allocate(mats, 3);
   for (Mat *m : mats) {  // strides chosen from the address: extents ending around the top
@@ -948,7 +1025,7 @@ int fuzz_scores(Input &in, Entry entry, int cap) {
   for (std::size_t i = 0; i < args.n_q; ++i)
     std::memcpy(&first[i * args.n_k], sp + i * args.lds, args.n_k * sizeof(float));
   const attnscore_level first_level =
-      api("attnscore_kernel_level", [] { return attnscore_kernel_level(ATTNSCORE_DTYPE_F32); });
+      api("attnscore_kernel_level", [] { return attnscore_kernel_level(D::kDtype); });
 
   // A block of S computed alone: the same bits as in the whole call.
   {
@@ -987,9 +1064,8 @@ int fuzz_scores(Input &in, Entry entry, int cap) {
     std::snprintf(when, sizeof when, "at level %d", level);
     if (st != ATTNSCORE_OK) fail("%s: returned %d", when, st);
     mem.expect_untouched(&s, when);
-    const bool same_kernel = api("attnscore_kernel_level", [] {
-                               return attnscore_kernel_level(ATTNSCORE_DTYPE_F32);
-                             }) == first_level;
+    const bool same_kernel = api("attnscore_kernel_level",
+                                 [] { return attnscore_kernel_level(D::kDtype); }) == first_level;
     check_results(applied, ex, sp, same_kernel ? &first : nullptr, when);
   }
   return 0;
@@ -1558,7 +1634,7 @@ FUZZ_UNGUIDED void check_attention_values(const Attn &a, const float *q, const f
       double mx = -INFINITY, emax = 0, sum = 0;
       std::size_t n_vis = 0;
       for (std::size_t j = 0; j < a.n_k; ++j) {
-        vis[j] = a.mask == 0 || (j <= p && (!(a.mask & 2) || j + a.w > p));
+        vis[j] = a.mask == 0 || (j <= p && (!(a.mask & 2) || a.w > p - j));  // (no wrap)
         double r = 0, g1 = 0;
         for (std::size_t t = 0; t < a.d; ++t) {
           const double x = static_cast<double>(q[h * a.qhs + i * a.qrs + t]) *
@@ -1708,6 +1784,8 @@ const CallFn kCalls[] = {
     fuzz_queries,
     fuzz_kcache,
     fuzz_attention,
+    [](Input &in, int cap) { return f16_built() ? fuzz_scores<F16>(in, Entry::kC, cap) : -1; },
+    [](Input &in, int cap) { return f16_built() ? fuzz_scores<F16>(in, Entry::kCpp, cap) : -1; },
 };
 
 }  // namespace

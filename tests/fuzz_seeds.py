@@ -10,7 +10,7 @@ import os
 import struct
 import sys
 
-C, CPP, QUERIES, KCACHE, ATTENTION = 0, 1, 2, 3, 4
+C, CPP, QUERIES, KCACHE, ATTENTION, F16C, F16CPP = 0, 1, 2, 3, 4, 5, 6
 
 # Cap codes (decode_cap): c % 8 in 0, 1 -> best; 2..5 -> family level (c >> 3) % n; 6 -> another
 # family's level; 7 -> the next byte as is.
@@ -300,6 +300,22 @@ def seeds():
     s["names_known"] = bytes([QUERIES, 0, 0, 2, 3, 7, 0, 0x40, 0x2C, 0x01])
     s["names_unknown"] = bytes([QUERIES, 0, 1, 5]) + b"avx51" + bytes([200, 15, 0, 0x90, 7])
     s["names_null"] = bytes([QUERIES, 0, 0xFF, 18, 12, 0, 0x90, 0])
+    # f16 (binary16 bits; value modes 0 small ints, 1 scaled ints, 2 specials, 3 any bits).
+    s["f16_ok_small_ints"] = scores(F16C, r(3), r(5), d(7))
+    s["f16_ok_cpp_tile_edges"] = scores(F16CPP, r(17), rows(65, 69), d(17), ldq=PAD3, ldk=PAD7,
+                                        lds=PAD1, block=(3, 7, 5, 11))
+    s["f16_ok_decode_long_d"] = scores(F16C, r(1), rows(40, 69), d(300), q_mode=1, k_mode=1,
+                                       q_exp=30, k_exp=10)
+    s["f16_val_specials"] = scores(F16C, r(5), r(9), d(6), q_mode=2, k_mode=0)
+    s["f16_val_raw"] = scores(F16C, r(7), r(4), d(19), q_mode=3, k_mode=3)
+    s["f16_val_max_sum"] = scores(F16CPP, r(2), r(3), d(40), q_mode=1, k_mode=1, q_exp=36,
+                                  k_exp=25)
+    s["f16_fp_flush_subnormals"] = scores(F16C, r(3), r(4), d(6), q_mode=1, k_mode=1, q_exp=0,
+                                          k_exp=0, flush=True)
+    s["f16_err_null_q"] = scores(F16C, r(3), r(3), d(4), nul=nulls(q=True))
+    s["f16_err_overlap"] = scores(F16C, r(4), r(4), d(8), lay=layout("q", S_ON_LAST))
+    s["f16_err_cpp_mismatch"] = scores(F16CPP, r(3), r(4), d(5), mis=0xC0 | 1)
+    s["f16_err_scale_nan"] = scores(F16C, r(2), r(2), d(2), scale=SC_NAN)
     # The key cache: decode and prefill from it, every init, append and scores status.
     kb = key_block
     s["kc_decode"] = kcache(d(8), 20, (kb(5), kb(7)))

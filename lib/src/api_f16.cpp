@@ -43,24 +43,11 @@ void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::siz
 
 namespace {
 
-// The checks of attnscore_scores_f32, with element sizes for the inputs and the output.
+// The checks of attnscore_scores_f32 (checks.h), with binary16 inputs and `s_elem`-byte output.
 attnscore_status check_f16_call(std::size_t n_q, std::size_t n_k, std::size_t d, const void *q,
                                 std::size_t ldq, const void *k, std::size_t ldk, const void *s,
                                 std::size_t lds, float scale, std::size_t s_elem) noexcept {
-  if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
-  if (q == nullptr || k == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
-  if (ldq < d) return ATTNSCORE_ERR_BAD_LDQ;
-  if (ldk < d) return ATTNSCORE_ERR_BAD_LDK;
-  if (lds < n_k) return ATTNSCORE_ERR_BAD_LDS;
-  if (!scale_ok(scale)) return ATTNSCORE_ERR_BAD_SCALE;
-  std::size_t q_bytes, k_bytes, s_bytes;
-  if (!extent_bytes(q, n_q, d, ldq, sizeof(std::uint16_t), &q_bytes) ||
-      !extent_bytes(k, n_k, d, ldk, sizeof(std::uint16_t), &k_bytes) ||
-      !extent_bytes(s, n_q, n_k, lds, s_elem, &s_bytes))
-    return ATTNSCORE_ERR_SIZE_OVERFLOW;
-  if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, k, k_bytes))
-    return ATTNSCORE_ERR_OVERLAP;
-  return ATTNSCORE_OK;
+  return check_scores(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, sizeof(std::uint16_t), s_elem);
 }
 
 // Floats of S computed at a time by attnscore_scores_f16_to_f16 before rounding them to f16.

@@ -195,7 +195,11 @@ void finish_row(float *row, std::size_t n_k, Span sp, float softcap,
                 SoftmaxSpanFn softmax) noexcept {
   const float inf = std::numeric_limits<float>::infinity();
   if (softcap != 0.0f) {
-    for (std::size_t j = sp.lo; j < sp.hi; ++j) row[j] = softcap * std::tanh(row[j] / softcap);
+    // Where |s / c| < 2^-12, tanh(x) = x within 2^-25 relatively: s is the softcapped value, and
+    // computing s / c there could lose its bits to the subnormal range (a tiny s, a huge c).
+    const float small = softcap * 0x1p-12f;
+    for (std::size_t j = sp.lo; j < sp.hi; ++j)
+      if (!(std::fabs(row[j]) < small)) row[j] = softcap * std::tanh(row[j] / softcap);
   }
   if (softmax == nullptr) {
     for (std::size_t j = 0; j < sp.lo; ++j) row[j] = -inf;

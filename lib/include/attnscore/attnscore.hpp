@@ -204,6 +204,12 @@ struct f16 {
 };
 static_assert(sizeof(f16) == 2 && alignof(f16) == 2, "f16 is its 16 bits");
 
+/// The bits of a view's elements (no member access: the data pointer may be null).
+inline const std::uint16_t *f16_bits(const f16 *p) noexcept {
+  return reinterpret_cast<const std::uint16_t *>(p);
+}
+inline std::uint16_t *f16_bits(f16 *p) noexcept { return reinterpret_cast<std::uint16_t *>(p); }
+
 /// The exact f32 value of a binary16 (NaN in a build without f16).
 inline float to_f32(f16 h) noexcept {
   float out;
@@ -221,16 +227,16 @@ inline f16 to_f16(float x) noexcept {
 inline Status scores(MatrixView<const f16> q, MatrixView<const f16> k, MatrixView<float> s,
                      float scale = 0.0f) noexcept {
   if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_f16(q.rows, k.rows, q.cols, &q.data->bits, q.ld, &k.data->bits, k.ld,
-                              s.data, s.ld, scale);
+  return attnscore_scores_f16(q.rows, k.rows, q.cols, f16_bits(q.data), q.ld, f16_bits(k.data),
+                              k.ld, s.data, s.ld, scale);
 }
 
 /// As above, S written as binary16 (each f32 score rounded once): attnscore_scores_f16_to_f16.
 inline Status scores(MatrixView<const f16> q, MatrixView<const f16> k, MatrixView<f16> s,
                      float scale = 0.0f) noexcept {
   if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_f16_to_f16(q.rows, k.rows, q.cols, &q.data->bits, q.ld, &k.data->bits,
-                                     k.ld, &s.data->bits, s.ld, scale);
+  return attnscore_scores_f16_to_f16(q.rows, k.rows, q.cols, f16_bits(q.data), q.ld,
+                                     f16_bits(k.data), k.ld, f16_bits(s.data), s.ld, scale);
 }
 
 /// The packed f16 key cache over caller memory (attnscore_kcache_f16_init), as KeyCache.
@@ -248,7 +254,7 @@ class KeyCacheF16 {
   Status append(MatrixView<const f16> k) noexcept {
     if (status_ != ATTNSCORE_OK) return status_;
     if (k.rows != 0 && k.cols != d()) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-    return attnscore_kcache_f16_append(cache_, k.rows, k.rows ? &k.data->bits : nullptr, k.ld);
+    return attnscore_kcache_f16_append(cache_, k.rows, f16_bits(k.data), k.ld);
   }
   std::size_t size() const noexcept { return attnscore_kcache_f16_size(cache_); }
   std::size_t d() const noexcept { return attnscore_kcache_f16_dim(cache_); }
@@ -266,7 +272,7 @@ inline Status scores(MatrixView<const f16> q, const KeyCacheF16 &cache, MatrixVi
   if (cache.status() != ATTNSCORE_OK) return cache.status();
   if (q.cols != cache.d() || s.rows != q.rows || s.cols != cache.size())
     return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_f16_kcache(q.rows, &q.data->bits, q.ld, cache.handle(), s.data, s.ld,
+  return attnscore_scores_f16_kcache(q.rows, f16_bits(q.data), q.ld, cache.handle(), s.data, s.ld,
                                      scale);
 }
 
