@@ -303,3 +303,70 @@ TEST_CASE("parallel attention calls give the single-threaded bits", "[parallel]"
     }
   }
 }
+
+TEST_CASE("parallel f16 and s8 calls give the single-threaded bits", "[parallel]") {
+  testing::CapGuard guard;
+  std::mt19937 rng(2718);
+  std::uniform_int_distribution<int> i8(-128, 127);
+  std::uniform_int_distribution<int> h16(0, 0x7bff);  // finite binary16 bits (sign added below)
+  const bool f16_built = attnscore_kernel_name(ATTNSCORE_DTYPE_F16) != nullptr;
+  const bool s8_built = attnscore_kernel_name(ATTNSCORE_DTYPE_S8) != nullptr;
+  if (!f16_built) WARN("f16 not built: its parallel call is not tested");
+  if (!s8_built) WARN("int8 path not built: its parallel call is not tested");
+  for (attnscore_level level : testing::runnable_levels()) {
+    REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+    for (const Case &c : kCases) {
+      if (c.d > 300) continue;  // (d over one f16 panel chunk is covered by the f32 cases)
+      const std::size_t lds = c.n_k + 3;
+      std::vector<std::uint16_t> qh(c.n_q * c.d), kh(c.n_k * c.d);
+      for (auto &x : qh) x = static_cast<std::uint16_t>((h16(rng) >> 4) | (rng() & 0x8000u));
+      for (auto &x : kh) x = static_cast<std::uint16_t>((h16(rng) >> 4) | (rng() & 0x8000u));
+      std::vector<std::int8_t> q8(c.n_q * c.d), k8(c.n_k * c.d);
+      for (auto &x : q8) x = static_cast<std::int8_t>(i8(rng));
+      for (auto &x : k8) x = static_cast<std::int8_t>(i8(rng));
+      std::vector<float> qs(c.n_q), ks(c.n_k);
+      for (auto &x : qs) x = 0.01f + static_cast<float>(rng() % 100) * 1e-4f;
+      for (auto &x : ks) x = 0.02f + static_cast<float>(rng() % 100) * 1e-4f;
+      std::vector<float> want16(c.n_q * lds, from_bits(kGuardBits)), want8 = want16;
+      if (f16_built)
+        REQUIRE(attnscore_scores_f16(c.n_q, c.n_k, c.d, qh.data(), c.d, kh.data(), c.d,
+                                     want16.data(), lds, 0.0f) == ATTNSCORE_OK);
+      if (s8_built)
+        REQUIRE(attnscore_scores_s8(c.n_q, c.n_k, c.d, q8.data(), c.d, qs.data(), c.n_q, k8.data(),
+                                    c.d, ks.data(), c.n_k, want8.data(), lds,
+                                    0.0f) == ATTNSCORE_OK);
+      for (std::size_t threads : {1, 2, 3, 7}) {
+        INFO(attnscore_level_name(level)
+             << " " << c.n_q << "x" << c.n_k << " d " << c.d << ", " << threads << " threads");
+        Hook h{threads == 2 ? Hook::kThreads : Hook::kShuffled};
+        const attnscore_parallel par{hook_parallel_for, &h, threads};
+        std::vector<float> got(c.n_q * lds, from_bits(kGuardBits));
+        if (f16_built) {
+          REQUIRE(attnscore_scores_f16_parallel(&par, c.n_q, c.n_k, c.d, qh.data(), c.d, kh.data(),
+                                                c.d, got.data(), lds, 0.0f) == ATTNSCORE_OK);
+          CHECK(same_bits(got, want16));
+        }
+        std::fill(got.begin(), got.end(), from_bits(kGuardBits));
+        if (s8_built) {
+          REQUIRE(attnscore_scores_s8_parallel(&par, c.n_q, c.n_k, c.d, q8.data(), c.d, qs.data(),
+                                               c.n_q, k8.data(), c.d, ks.data(), c.n_k, got.data(),
+                                               lds, 0.0f) == ATTNSCORE_OK);
+          CHECK(same_bits(got, want8));
+        }
+      }
+      Hook h{Hook::kForward};
+      const attnscore_parallel par{hook_parallel_for, &h, 2};
+      std::vector<float> got(c.n_q * lds, from_bits(kGuardBits));
+      const attnscore_status want_bad =
+          f16_built ? ATTNSCORE_ERR_BAD_LDQ : ATTNSCORE_ERR_UNKNOWN_DTYPE;
+      CHECK(attnscore_scores_f16_parallel(&par, c.n_q, c.n_k, c.d, qh.data(), c.d - 1, kh.data(),
+                                          c.d, got.data(), lds, 0.0f) == want_bad);
+      const attnscore_status want_count =
+          s8_built ? ATTNSCORE_ERR_BAD_SCALE_COUNT : ATTNSCORE_ERR_UNKNOWN_DTYPE;
+      CHECK(attnscore_scores_s8_parallel(&par, c.n_q, c.n_k, c.d, q8.data(), c.d, qs.data(), 2,
+                                         k8.data(), c.d, ks.data(), 3, got.data(), lds, 0.0f) ==
+            (c.n_q == 2 && c.n_k == 3 ? ATTNSCORE_OK : want_count));
+      CHECK(h.calls == (c.n_q == 2 && c.n_k == 3 && s8_built ? 1u : 0u));
+    }
+  }
+}

@@ -219,6 +219,12 @@ const KernelS8 &active_kernel_s8() noexcept;
 
 // The s8 blocking driver; q_step / k_step are 0 (one scale) or 1 (one per row / key).
 // Arguments must be valid (checked by the public API).
+// Every check of attnscore_scores_s8, in the documented order (OK with n_q or n_k 0: no-op).
+attnscore_status check_s8(std::size_t n_q, std::size_t n_k, std::size_t d, const std::int8_t *q,
+                          std::size_t ldq, const float *q_scale, std::size_t q_scale_count,
+                          const std::int8_t *k, std::size_t ldk, const float *k_scale,
+                          std::size_t k_scale_count, const float *s, std::size_t lds,
+                          float scale) noexcept;
 void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
             const std::int8_t *q, std::size_t ldq, const float *q_scale, std::size_t q_step,
             const std::int8_t *k, std::size_t ldk, const float *k_scale, std::size_t k_step,

@@ -153,6 +153,35 @@ void run_attn_task(void *ctx, std::size_t task) {
   run_attention_f32(*w.kernel, a, q, k, s, w.scale);
 }
 
+// The other dtypes' calls: `run(i0, rows, j0, cols)` computes that block of S with the
+// single-threaded driver; tasks are blocks of the split, as for f32.
+template <class Run>
+struct BlockTask {
+  const Run *run;
+  std::size_t n_q, n_k;
+  Split split;
+};
+
+template <class Run>
+void run_block_task(void *ctx, std::size_t task) {
+  const BlockTask<Run> &w = *static_cast<const BlockTask<Run> *>(ctx);
+  const std::size_t n = w.split.by_rows ? w.n_q : w.n_k, first = task * w.split.step;
+  if (first >= n) return;
+  const std::size_t count = std::min(w.split.step, n - first);
+  if (w.split.by_rows)
+    (*w.run)(first, count, 0, w.n_k);
+  else
+    (*w.run)(0, w.n_q, first, count);
+}
+
+template <class Run>
+void run_blocks(const attnscore_parallel *par, const Split &split, std::size_t n_q, std::size_t n_k,
+                const Run &run) {
+  if (par == nullptr) return run(0, n_q, 0, n_k);
+  const BlockTask<Run> w{&run, n_q, n_k, split};
+  par->parallel_for(par->ctx, run_block_task<Run>, const_cast<BlockTask<Run> *>(&w), split.n_tasks);
+}
+
 }  // namespace
 
 Split plan_split(std::size_t n_q, std::size_t n_k, std::size_t mr, std::size_t nr,
@@ -226,6 +255,61 @@ attnscore_status attnscore_attention_f32_parallel(const attnscore_parallel *par,
   else
     par->parallel_for(par->ctx, run_attn_task, &w, n_tasks);
   return ATTNSCORE_OK;
+}
+
+attnscore_status attnscore_scores_f16_parallel(const attnscore_parallel *par, size_t n_q,
+                                               size_t n_k, size_t d, const uint16_t *q, size_t ldq,
+                                               const uint16_t *k, size_t ldk, float *s, size_t lds,
+                                               float scale) {
+#if !ATTNSCORE_HAVE_F16
+  (void)par, (void)n_q, (void)n_k, (void)d, (void)q, (void)ldq, (void)k, (void)ldk, (void)s;
+  (void)lds, (void)scale;
+  return ATTNSCORE_ERR_UNKNOWN_DTYPE;
+#else
+  const attnscore_status st = check_scores(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale,
+                                           sizeof(std::uint16_t), sizeof(float));
+  if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
+  if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (scale == 0.0f) scale = attnscore_default_scale(d);
+  const KernelF16 &kn = active_kernel_f16();
+  const auto run = [&](std::size_t i0, std::size_t rows, std::size_t j0, std::size_t cols) {
+    run_f16(kn, rows, cols, d, q + i0 * ldq, ldq, k + j0 * ldk, ldk, s + i0 * lds + j0, lds, scale);
+  };
+  const Split split =
+      plan_split(n_q, n_k, kn.f32->mr, kn.f32->nr, kn.nr_dec, par == nullptr ? 1 : par->threads);
+  run_blocks(par, split, n_q, n_k, run);
+  return ATTNSCORE_OK;
+#endif
+}
+
+attnscore_status attnscore_scores_s8_parallel(const attnscore_parallel *par, size_t n_q, size_t n_k,
+                                              size_t d, const int8_t *q, size_t ldq,
+                                              const float *q_scale, size_t q_scale_count,
+                                              const int8_t *k, size_t ldk, const float *k_scale,
+                                              size_t k_scale_count, float *s, size_t lds,
+                                              float scale) {
+#if !ATTNSCORE_HAVE_S8
+  (void)par, (void)n_q, (void)n_k, (void)d, (void)q, (void)ldq, (void)q_scale, (void)k;
+  (void)q_scale_count, (void)ldk, (void)k_scale, (void)k_scale_count, (void)s, (void)lds;
+  (void)scale;
+  return ATTNSCORE_ERR_UNKNOWN_DTYPE;
+#else
+  const attnscore_status st = check_s8(n_q, n_k, d, q, ldq, q_scale, q_scale_count, k, ldk, k_scale,
+                                       k_scale_count, s, lds, scale);
+  if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
+  if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (scale == 0.0f) scale = attnscore_default_scale(d);
+  const KernelS8 &kn = active_kernel_s8();
+  const std::size_t q_step = q_scale_count == 1 ? 0 : 1, k_step = k_scale_count == 1 ? 0 : 1;
+  // Integer sums are exact, so any split gives the same bits; blocks of whole tiles still.
+  const auto run = [&](std::size_t i0, std::size_t rows, std::size_t j0, std::size_t cols) {
+    run_s8(kn, rows, cols, d, q + i0 * ldq, ldq, q_scale + i0 * q_step, q_step, k + j0 * ldk, ldk,
+           k_scale + j0 * k_step, k_step, s + i0 * lds + j0, lds, scale);
+  };
+  const Split split = plan_split(n_q, n_k, kn.mr, kn.nr, kn.nr, par == nullptr ? 1 : par->threads);
+  run_blocks(par, split, n_q, n_k, run);
+  return ATTNSCORE_OK;
+#endif
 }
 
 attnscore_status attnscore_pool_create(size_t threads, attnscore_pool **pool) {

@@ -18,19 +18,14 @@ bool scales_ok(const float *v, std::size_t n) noexcept {
 }
 
 }  // namespace
-#endif
 
-extern "C" {
+namespace attnscore {
 
-attnscore_status attnscore_scores_s8(size_t n_q, size_t n_k, size_t d, const int8_t *q, size_t ldq,
-                                     const float *q_scale, size_t q_scale_count, const int8_t *k,
-                                     size_t ldk, const float *k_scale, size_t k_scale_count,
-                                     float *s, size_t lds, float scale) {
-#if !ATTNSCORE_HAVE_S8
-  (void)n_q, (void)n_k, (void)d, (void)q, (void)ldq, (void)q_scale, (void)q_scale_count, (void)k;
-  (void)ldk, (void)k_scale, (void)k_scale_count, (void)s, (void)lds, (void)scale;
-  return ATTNSCORE_ERR_UNKNOWN_DTYPE;
-#else
+attnscore_status check_s8(std::size_t n_q, std::size_t n_k, std::size_t d, const std::int8_t *q,
+                          std::size_t ldq, const float *q_scale, std::size_t q_scale_count,
+                          const std::int8_t *k, std::size_t ldk, const float *k_scale,
+                          std::size_t k_scale_count, const float *s, std::size_t lds,
+                          float scale) noexcept {
   if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
   if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
   if (d > ATTNSCORE_S8_MAX_D) return ATTNSCORE_ERR_DIM_TOO_LARGE;
@@ -53,6 +48,26 @@ attnscore_status attnscore_scores_s8(size_t n_q, size_t n_k, size_t d, const int
     return ATTNSCORE_ERR_OVERLAP;
   if (!scales_ok(q_scale, q_scale_count) || !scales_ok(k_scale, k_scale_count))
     return ATTNSCORE_ERR_BAD_QUANT_SCALE;
+  return ATTNSCORE_OK;
+}
+
+}  // namespace attnscore
+#endif
+
+extern "C" {
+
+attnscore_status attnscore_scores_s8(size_t n_q, size_t n_k, size_t d, const int8_t *q, size_t ldq,
+                                     const float *q_scale, size_t q_scale_count, const int8_t *k,
+                                     size_t ldk, const float *k_scale, size_t k_scale_count,
+                                     float *s, size_t lds, float scale) {
+#if !ATTNSCORE_HAVE_S8
+  (void)n_q, (void)n_k, (void)d, (void)q, (void)ldq, (void)q_scale, (void)q_scale_count, (void)k;
+  (void)ldk, (void)k_scale, (void)k_scale_count, (void)s, (void)lds, (void)scale;
+  return ATTNSCORE_ERR_UNKNOWN_DTYPE;
+#else
+  const attnscore_status st = check_s8(n_q, n_k, d, q, ldq, q_scale, q_scale_count, k, ldk, k_scale,
+                                       k_scale_count, s, lds, scale);
+  if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
   run_s8(active_kernel_s8(), n_q, n_k, d, q, ldq, q_scale, q_scale_count == 1 ? 0 : 1, k, ldk,
          k_scale, k_scale_count == 1 ? 0 : 1, s, lds, scale);

@@ -34,10 +34,10 @@ typedef enum attnscore_status {
   ATTNSCORE_ERR_BAD_QUANT_SCALE = 16, /**< s8: a q/k scale value NaN, infinite or subnormal */
   ATTNSCORE_ERR_DIM_TOO_LARGE = 17,   /**< s8: d > ATTNSCORE_S8_MAX_D (int32 sums could overflow) */
   ATTNSCORE_ERR_NOT_FINITE = 18,      /**< quantization input holds a NaN or an infinity */
-  ATTNSCORE_ERR_HEADS_MISMATCH = 19,    /**< heads_kv is 0 or does not divide heads_q */
-  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 20,   /**< heads (or rows) of a tensor overlap each other */
-  ATTNSCORE_ERR_BAD_WINDOW = 21,        /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
-  ATTNSCORE_ERR_BAD_SOFTCAP = 22,       /**< softcap negative, NaN, infinite or subnormal */
+  ATTNSCORE_ERR_HEADS_MISMATCH = 19,  /**< heads_kv is 0 or does not divide heads_q */
+  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 20, /**< heads (or rows) of a tensor overlap each other */
+  ATTNSCORE_ERR_BAD_WINDOW = 21,      /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
+  ATTNSCORE_ERR_BAD_SOFTCAP = 22,     /**< softcap negative, NaN, infinite or subnormal */
   ATTNSCORE_ERR_POSITION_OVERFLOW = 23, /**< pos_offset + n_q - 1 does not fit in size_t */
   ATTNSCORE_ERR_BAD_FLAGS = 24,         /**< unknown bits in mask or flags */
   ATTNSCORE_ERR_SYSTEM = 25, /**< the system refused a thread or memory (pool creation) */
@@ -257,6 +257,23 @@ attnscore_status attnscore_scores_f32_kcache_parallel(const attnscore_parallel *
 attnscore_status attnscore_attention_f32_parallel(const attnscore_parallel *par,
                                                   const attnscore_attention_desc *desc,
                                                   const float *q, const float *k, float *s);
+
+/**
+ * attnscore_scores_f16 and attnscore_scores_s8 with their work split into tasks run through `par`
+ * (NULL: on the calling thread), as attnscore_scores_f32_parallel: the same bits as the
+ * single-threaded call for any thread count. Statuses as the single-threaded call, then
+ * ATTNSCORE_ERR_NULL_POINTER if par->parallel_for is NULL.
+ */
+attnscore_status attnscore_scores_f16_parallel(const attnscore_parallel *par, size_t n_q,
+                                               size_t n_k, size_t d, const uint16_t *q, size_t ldq,
+                                               const uint16_t *k, size_t ldk, float *s, size_t lds,
+                                               float scale);
+attnscore_status attnscore_scores_s8_parallel(const attnscore_parallel *par, size_t n_q, size_t n_k,
+                                              size_t d, const int8_t *q, size_t ldq,
+                                              const float *q_scale, size_t q_scale_count,
+                                              const int8_t *k, size_t ldk, const float *k_scale,
+                                              size_t k_scale_count, float *s, size_t lds,
+                                              float scale);
 
 /** The built-in thread pool, for callers without one (never created implicitly). */
 typedef struct attnscore_pool attnscore_pool;
