@@ -38,6 +38,10 @@ std::map<int, double> g_peak_i8;     // level -> measured int8 dot-product GOPS
 std::map<std::size_t, double> g_bw;  // K bytes -> measured GB/s reading that much, hot
 double g_dram_bw = 0;                // GB/s reading the cold pool
 double g_dram_bw2 = 0;               // the same with two threads, each reading its half
+
+// Whether the bench may start threads: ATTNSCORE_BENCH_NO_THREADS leaves out the two-thread
+// probe and the threads: rows (qemu-user 7.2 cannot start an ARM guest's threads here).
+bool threads_allowed() { return std::getenv("ATTNSCORE_BENCH_NO_THREADS") == nullptr; }
 int g_best_level = 0;
 
 // Seconds of CPU time this thread has used: the clock Google Benchmark's rate counters divide
@@ -493,6 +497,7 @@ void measure_limits() {
   char value[32];
   std::snprintf(value, sizeof value, "%.1f", bench::g_dram_bw);
   benchmark::AddCustomContext("read_gbps_dram", value);
+  if (!bench::threads_allowed()) return;
   // Two threads each streaming its own half of the pool, 64 MiB per call, timed by the wall
   // clock (as the two-thread benchmarks are): the limit of a two-thread decode.
   const std::size_t half = pool.size() / 2, chunk = (std::size_t{64} << 20) / sizeof(float);
@@ -564,13 +569,14 @@ int main(int argc, char **argv) {
                 ->Unit(benchmark::kMicrosecond);
         }
         for (std::size_t threads : {1, 2})
-          benchmark::RegisterBenchmark(
-              ("threads:" + std::to_string(threads) + "/" +
-               attnscore_kernel_name(ATTNSCORE_DTYPE_F32) + "/" + sh.name())
-                  .c_str(),
-              bm_threads, threads, sh)
-              ->Unit(benchmark::kMicrosecond)
-              ->UseRealTime();
+          if (bench::threads_allowed())
+            benchmark::RegisterBenchmark(
+                ("threads:" + std::to_string(threads) + "/" +
+                 attnscore_kernel_name(ATTNSCORE_DTYPE_F32) + "/" + sh.name())
+                    .c_str(),
+                bm_threads, threads, sh)
+                ->Unit(benchmark::kMicrosecond)
+                ->UseRealTime();
         // The f16 rows beside them: one per level whose f16 kernel is its own (sse2 has none).
         bench::Shape sh16 = sh;
         sh16.elem = 2;
