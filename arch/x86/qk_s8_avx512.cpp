@@ -11,7 +11,9 @@
 
 // GCC 12 reports maybe-uninitialized inside its own AVX-512 headers (the _mm512_undefined_ps of
 // the unmasked max/roundscale intrinsics that xsimd's float batches use): a false positive.
+#if defined(__GNUC__) && !defined(__clang__)  // (clang has no such warning)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace attnscore {
 namespace {
