@@ -63,7 +63,11 @@ inline void pack_s8_panel(std::size_t cols, std::size_t d, const std::int8_t *k,
       for (std::size_t i = 0; i < W; ++i) {
         // Addresses as integers: a pointer past K (a padding key) is never formed.
         const std::uintptr_t src = reinterpret_cast<std::uintptr_t>(k) + (j0 + i) * ldk + g * 4;
-        r[i] = j0 + i < cols ? B::load_unaligned(reinterpret_cast<const float *>(src)) : B(0.0f);
+        // (loaded as bytes, then viewed as floats: a K row has no float alignment)
+        r[i] = j0 + i < cols
+                   ? xsimd::bitwise_cast<B>(xsimd::batch<std::uint8_t, Arch>::load_unaligned(
+                         reinterpret_cast<const std::uint8_t *>(src)))
+                   : B(0.0f);
         __builtin_prefetch(reinterpret_cast<const void *>(src + NR * ldk));
       }
       Transpose<Arch>::run(r);
@@ -167,8 +171,8 @@ static inline std::int32_t step_even(std::int32_t v, float f) noexcept {
 }
 
 // The quantization helper (QuantS8Fn in kernels.h), for levels with a correctly rounded vector
-// division (x86; not xsimd 8.1's NEON, a reciprocal estimate): every operation is the scalar helper's, so the bits are the same at
-// every level.
+// division (x86; not xsimd 8.1's NEON, a reciprocal estimate): every operation is the scalar
+// helper's, so the bits are the same at every level.
 template <class Arch>
 inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
                           std::int8_t *out, std::size_t ldo, float *scales) noexcept {
