@@ -40,7 +40,6 @@ std::string level_of(const char *name) {
 
 }  // namespace
 
-
 TEST_CASE("s8 public API at every level: bit for bit", "[api][s8]") {
   testing::CapGuard guard;
   const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));

@@ -182,9 +182,8 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
       Transpose<Arch>::run(blk);
       for (std::size_t tt = 0; tt < W; ++tt)
         for (std::size_t r = 0; r < R; ++r)
-          acc[r][b] =
-              fmadd(B(std::is_same<T, float>::value ? E::one(qr[r][t + tt]) : qc[r][tt]),
-                         blk[tt], acc[r][b]);
+          acc[r][b] = fmadd(B(std::is_same<T, float>::value ? E::one(qr[r][t + tt]) : qc[r][tt]),
+                            blk[tt], acc[r][b]);
     }
   }
   for (; t < d; ++t) {
@@ -195,8 +194,7 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
         col[i] = j < cols ? E::one(k[j * ldk + t]) : 0.0f;
       }
       const B kv = B::load_aligned(col);
-      for (std::size_t r = 0; r < R; ++r)
-        acc[r][b] = fmadd(B(E::one(qr[r][t])), kv, acc[r][b]);
+      for (std::size_t r = 0; r < R; ++r) acc[r][b] = fmadd(B(E::one(qr[r][t])), kv, acc[r][b]);
     }
   }
   const B sc(scale);
