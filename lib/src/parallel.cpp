@@ -87,35 +87,6 @@ std::size_t ceil_div(std::size_t a, std::size_t b) noexcept { return a / b + (a 
 // Keys per task below which a decode split costs more than it saves (a few KiB of K).
 constexpr std::size_t kMinDecodeKeys = 256;
 
-// One f32 call split into blocks of S: `step` keys (whole panels) per task, or `step` rows
-// (whole tiles) per task. Each block runs the same driver as the whole call, and every element
-// is summed over t in the same order in any block, so the split never changes a bit.
-struct F32Split {
-  const KernelF32 *kernel;
-  std::size_t n_q, n_k, d;
-  const float *q;
-  std::size_t ldq;
-  const float *k;
-  std::size_t ldk;
-  float *s;
-  std::size_t lds;
-  float scale;
-  Split split;
-};
-
-void run_f32_task(void *ctx, std::size_t task) {
-  const F32Split &w = *static_cast<const F32Split *>(ctx);
-  const std::size_t n = w.split.by_rows ? w.n_q : w.n_k, first = task * w.split.step;
-  if (first >= n) return;
-  const std::size_t count = std::min(w.split.step, n - first);
-  if (w.split.by_rows)
-    run_f32(*w.kernel, count, w.n_k, w.d, w.q + first * w.ldq, w.ldq, w.k, w.ldk,
-            w.s + first * w.lds, w.lds, w.scale);
-  else
-    run_f32(*w.kernel, w.n_q, count, w.d, w.q, w.ldq, w.k + first * w.ldk, w.ldk, w.s + first,
-            w.lds, w.scale);
-}
-
 // One attention call split into tasks: ranges of KV-head groups (each with its query heads), or,
 // with fewer groups than threads, ranges of query rows in every head (their positions, and so the
 // masks, kept). Every head and row is computed as in the whole call, so the bits do not change.
@@ -219,13 +190,14 @@ attnscore_status attnscore_scores_f32_parallel(const attnscore_parallel *par, si
   if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
   const KernelF32 &kn = active_kernel_f32();
-  F32Split w{&kn, n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, {false, n_k, 1}};
-  if (par == nullptr) {
-    run_f32_task(&w, 0);
-    return ATTNSCORE_OK;
-  }
-  w.split = plan_split(n_q, n_k, kn.mr, kn.nr, kn.nr_dec, par->threads);
-  par->parallel_for(par->ctx, run_f32_task, &w, w.split.n_tasks);
+  // Each block runs the same driver as the whole call, and every element is summed over t in the
+  // same order in any block, so the split never changes a bit.
+  const auto run = [&](std::size_t i0, std::size_t rows, std::size_t j0, std::size_t cols) {
+    run_f32(kn, rows, cols, d, q + i0 * ldq, ldq, k + j0 * ldk, ldk, s + i0 * lds + j0, lds, scale);
+  };
+  const Split split =
+      plan_split(n_q, n_k, kn.mr, kn.nr, kn.nr_dec, par == nullptr ? 1 : par->threads);
+  run_blocks(par, split, n_q, n_k, run);
   return ATTNSCORE_OK;
 }
 
