@@ -487,6 +487,20 @@ class Memory {
   }
 };
 
+// Strides chosen from the address (Stride::wrap): extents ending just around the top.
+void set_wrap_strides(Mat *const *mats, int n) {
+  for (int i = 0; i < n; ++i) {
+    Mat *m = mats[i];
+    if (!m->ld.wrap) continue;
+    m->ld.value = m->cols;
+    if (m->rows >= 2 && m->place != nullptr) {
+      const std::uintptr_t room =
+          (UINTPTR_MAX - reinterpret_cast<std::uintptr_t>(m->place)) / m->elem;
+      if (room >= m->cols) m->ld.value = (room - m->cols) / (m->rows - 1) + m->ld.wrap_delta - 1;
+    }
+  }
+}
+
 // Where a matrix of n bytes goes relative to a partner of m bytes at p in the same arena (in
 // bytes; `unit` is the moving matrix's element size).
 long long snap(unsigned mode, long long p, long long m, long long n, long long unit,
@@ -969,15 +983,7 @@ int fuzz_scores(Input &in, Entry entry, int cap) {
   for (Mat *m : mats) m->pos += (static_cast<long long>(m->elem) - m->pos % m->elem) % m->elem;
   Memory mem;
   mem.allocate(mats, 3);
-  for (Mat *m : mats) {  // strides chosen from the address: extents ending around the top
-    if (!m->ld.wrap) continue;
-    m->ld.value = m->cols;
-    if (m->rows >= 2 && m->place != nullptr) {
-      const std::uintptr_t room =
-          (UINTPTR_MAX - reinterpret_cast<std::uintptr_t>(m->place)) / m->elem;
-      if (room >= m->cols) m->ld.value = (room - m->cols) / (m->rows - 1) + m->ld.wrap_delta - 1;
-    }
-  }
+  set_wrap_strides(mats, 3);
 
   // Values: Q, then K (the later wins where they share memory); S keeps the guard bits.
   fill_values<D>(in, q, q_mode, q_exp);
@@ -1777,6 +1783,807 @@ int fuzz_attention(Input &in, int) {
   return 0;
 }
 
+// ---------------------------------------------------------------------------------------------
+// attnscore_scores_s8: Q, K, S and the two scale arrays placed in up to three arenas (S may sit
+// against any of the other four), scale counts 1, n or wrong, raw int8 values or the extremes,
+// d up to and past ATTNSCORE_S8_MAX_D. Every level must give exactly
+// (float)acc * ((q_scale * scale) * k_scale), evaluated here in float in that order.
+
+constexpr std::size_t kMaxS8Elems = std::size_t{1} << 18;  // room for one row at the d limit
+
+std::size_t decode_scale_count(Input &in, std::size_t n) {
+  const std::uint8_t c = in.u8();
+  switch (c % 8) {
+    case 4:
+    case 5:
+      return n;
+    case 6:
+      return c & 8 ? n + 1 : n - 1;  // (SIZE_MAX for n == 0)
+    case 7:
+      return c >= 0xf0 ? huge(in, in.u8()) : 0;
+    default:
+      return 1;
+  }
+}
+
+float s8_scale_value(Input &in, unsigned mode) {
+  switch (mode % 8) {
+    case 0:
+    case 1:
+    case 2:
+    case 3: {  // normal, either sign, 2^-20 ... 2^19
+      const std::uint8_t v = in.v8();
+      const float m = 1.0f + static_cast<float>(in.v8()) / 256.0f;
+      return std::ldexp(v & 1 ? -m : m, static_cast<int>(v >> 1) % 40 - 20);
+    }
+    case 4: {
+      const float sp[] = {0.0f,   -0.0f,    1.0f,      FLT_MIN,       FLT_MAX,
+                          NAN,    INFINITY, -INFINITY, from_bits(1u), from_bits(0x807fffffu),
+                          1e-30f, 1e30f};
+      return sp[in.v8() % (sizeof sp / sizeof sp[0])];
+    }
+    case 5:
+      return from_bits(in.v32());
+    default:  // tiny or huge normals: products that underflow or overflow
+      return std::ldexp(
+          1.0f + static_cast<float>(in.v8()) / 256.0f,
+          in.v8() & 1 ? -126 + static_cast<int>(in.v8() % 8) : 120 - static_cast<int>(in.v8() % 8));
+  }
+}
+
+std::int8_t s8_value(Input &in, unsigned mode) {
+  switch (mode % 4) {
+    case 0:
+      return static_cast<std::int8_t>(in.v8());
+    case 1:  // the extremes: -128 * -128 is the largest product
+      return in.v8() & 1 ? std::int8_t{127} : std::int8_t{-128};
+    case 2:
+      return std::int8_t{-128};
+    default:
+      return static_cast<std::int8_t>(static_cast<int>(in.v8() % 7) - 3);
+  }
+}
+
+FUZZ_UNGUIDED float flush(float x) {  // a result a flushing mode may give as 0
+  return x != 0 && std::fabs(x) < FLT_MIN ? std::copysign(0.0f, x) : x;
+}
+
+// The two values an element may take: as evaluated without flushing, and with every subnormal
+// intermediate flushed (a caller's FTZ, or armv7 NEON); equal when nothing is subnormal.
+struct S8Want {
+  float exact, flushed;
+};
+
+FUZZ_UNGUIDED std::vector<S8Want> s8_expectations(std::size_t n_q, std::size_t n_k, std::size_t d,
+                                                  const std::int8_t *q, std::size_t ldq,
+                                                  const float *qs, bool q_per_row,
+                                                  const std::int8_t *k, std::size_t ldk,
+                                                  const float *ks, bool k_per_key, float scale) {
+  std::vector<S8Want> out(n_q * n_k);
+  for (std::size_t i = 0; i < n_q; ++i)
+    for (std::size_t j = 0; j < n_k; ++j) {
+      std::int64_t acc = 0;
+      for (std::size_t t = 0; t < d; ++t)
+        acc += static_cast<std::int64_t>(q[i * ldq + t]) * k[j * ldk + t];
+      if (acc > INT32_MAX || acc < INT32_MIN) fail("the test's own sum left int32 at d %zu", d);
+      const float qsv = qs[q_per_row ? i : 0], ksv = ks[k_per_key ? j : 0];
+      const volatile float a = qsv * scale;
+      const volatile float b = a * ksv;
+      const volatile float r = static_cast<float>(acc) * b;
+      const volatile float fa = flush(qsv * scale);
+      const volatile float fb = flush(fa * ksv);
+      const volatile float fr = flush(static_cast<float>(acc) * fb);
+      out[i * n_k + j] = {r, fr};
+    }
+  return out;
+}
+
+// kUnknown: the status depends on scale values past what the fuzzer could allocate.
+constexpr attnscore_status kUnknown = ATTNSCORE_STATUS_MAX_ENUM;
+
+attnscore_status predict_s8(std::size_t n_q, std::size_t n_k, std::size_t d, const void *q,
+                            std::size_t ldq, const float *qs, std::size_t qn, std::size_t q_have,
+                            const void *k, std::size_t ldk, const float *ks, std::size_t kn,
+                            std::size_t k_have, const void *s, std::size_t lds, float scale) {
+  if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
+  if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
+  if (d > ATTNSCORE_S8_MAX_D) return ATTNSCORE_ERR_DIM_TOO_LARGE;
+  if (!q || !k || !s || !qs || !ks) return ATTNSCORE_ERR_NULL_POINTER;
+  if (ldq < d) return ATTNSCORE_ERR_BAD_LDQ;
+  if (ldk < d) return ATTNSCORE_ERR_BAD_LDK;
+  if (lds < n_k) return ATTNSCORE_ERR_BAD_LDS;
+  if ((qn != 1 && qn != n_q) || (kn != 1 && kn != n_k)) return ATTNSCORE_ERR_BAD_SCALE_COUNT;
+  if (scale_rejected(scale)) return ATTNSCORE_ERR_BAD_SCALE;
+  const Extent eq = extent(q, n_q, d, ldq, 1), ek = extent(k, n_k, d, ldk, 1);
+  const Extent es = extent(s, n_q, n_k, lds, 4);
+  const Extent eqs = extent(qs, 1, qn, qn, 4), eks = extent(ks, 1, kn, kn, 4);
+  if (!eq.ok || !ek.ok || !es.ok || !eqs.ok || !eks.ok) return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  if (meets(es, eq) || meets(es, ek) || meets(es, eqs) || meets(es, eks))
+    return ATTNSCORE_ERR_OVERLAP;
+  if (qn > q_have || kn > k_have) return kUnknown;
+  for (std::size_t i = 0; i < qn; ++i)
+    if (scale_rejected(qs[i])) return ATTNSCORE_ERR_BAD_QUANT_SCALE;
+  for (std::size_t j = 0; j < kn; ++j)
+    if (scale_rejected(ks[j])) return ATTNSCORE_ERR_BAD_QUANT_SCALE;
+  return ATTNSCORE_OK;
+}
+
+FUZZ_UNGUIDED void check_s8_results(const std::vector<S8Want> &ex, std::size_t n_q, std::size_t n_k,
+                                    const float *s, std::size_t lds, bool may_flush,
+                                    const char *when) {
+  for (std::size_t i = 0; i < n_q; ++i)
+    for (std::size_t j = 0; j < n_k; ++j) {
+      const float got = s[i * lds + j];
+      const S8Want &w = ex[i * n_k + j];
+      const auto same = [&](float x) {
+        return to_bits(x) == to_bits(got) || (std::isnan(x) && std::isnan(got));
+      };
+      if (!same(w.exact) && !(may_flush && same(w.flushed)))
+        fail("%s: S[%zu][%zu] = %a (bits %#x), expected %a (flushed %a)", when, i, j,
+             static_cast<double>(got), to_bits(got), static_cast<double>(w.exact),
+             static_cast<double>(w.flushed));
+    }
+}
+
+int fuzz_s8(Input &in, int cap) {
+  if (!s8_built()) return -1;
+  std::size_t n_q = decode_rows(in, 19), n_k = decode_rows(in, 69);
+  std::size_t d = decode_d(in);
+  const std::uint8_t edge = in.u8();                       // d at the int32 limit of the sums
+  if (edge >= 0xfd) d = ATTNSCORE_S8_MAX_D - 0xfe + edge;  // the limit and one past it
+  std::size_t work = d > 256 ? std::size_t{1} << 16 : std::size_t{1} << 14;
+  if (d <= ATTNSCORE_S8_MAX_D + 1) work = std::max(work, d);
+  if (n_q < 20 && n_k < 70 && d <= kMaxS8Elems)
+    while (n_q * n_k * d > work) (n_k > n_q ? n_k : n_q) /= 2;
+  const std::size_t qn = decode_scale_count(in, n_q), kn = decode_scale_count(in, n_k);
+  Mat q{"Q", 1, n_q, d, decode_stride(in, d), false, false, 0, 0, 0, nullptr, nullptr};
+  Mat k{"K", 1, n_k, d, decode_stride(in, d), false, false, 0, 1, 0, nullptr, nullptr};
+  Mat s{"S", 4, n_q, n_k, decode_stride(in, n_k), false, false, 0, 2, 0, nullptr, nullptr};
+  Mat qs{"QS", 4, 1, qn, {qn, false, 0}, false, false, 0, 0, 0, nullptr, nullptr};
+  Mat ks{"KS", 4, 1, kn, {kn, false, 0}, false, false, 0, 1, 0, nullptr, nullptr};
+  const std::uint8_t lay = in.u8(), nulls = in.u8();
+  const std::uint16_t r_s = in.u16(), r_k = in.u16(), r_qs = in.u16(), r_ks = in.u16();
+  const std::uint16_t leads = in.u16();
+  const std::uint32_t scale_bits = decode_scale(in);
+  const std::uint8_t q_mode = in.u8(), k_mode = in.u8(), qs_mode = in.u8(), ks_mode = in.u8();
+  const FpMode fp_mode((in.u8() & 3) == 3 ? testing::flush_bits() : 0);
+  if (nulls >= 0xf0) {
+    q.null = nulls & 1, k.null = nulls & 2, s.null = nulls & 4;
+    (nulls & 8 ? qs : ks).null = true;
+  }
+  Mat *mats[] = {&q, &k, &s, &qs, &ks};
+  for (Mat *m : mats) {
+    std::size_t n = 0, elems = 0;
+    m->fits = !m->ld.wrap && span_elems(m->rows, m->cols, m->ld.value, &n) && n <= kMaxS8Elems &&
+              checked_mul(m->rows, m->cols, &elems) && elems <= kMaxS8Elems;
+    m->span = m->fits ? n : 0;
+  }
+  // K alone or against Q; the scales after their matrix (or anywhere near it); S alone or
+  // against any of the other four.
+  if (lay & 1) {
+    k.arena = 0;
+    k.pos = snap((lay >> 1) & 7, q.pos, length(q), length(k), 1, r_k);
+    ks.arena = 0;
+  }
+  qs.pos = snap(r_qs & 8 ? r_qs : 7, q.pos, length(q), length(qs), 4, r_qs >> 4);
+  ks.pos = snap(r_ks & 8 ? r_ks : 7, k.pos, length(k), length(ks), 4, r_ks >> 4);
+  if ((lay >> 4) & 1) {
+    const Mat &partner = *mats[(lay >> 5) % 5 == 2 ? 3 : (lay >> 5) % 5];
+    s.arena = partner.arena;
+    s.pos = snap(r_s, partner.pos, length(partner), length(s), 4, r_s >> 3);
+  }
+  for (int a = 0; a < 3; ++a) {
+    long long lo = LLONG_MAX;
+    for (Mat *m : mats)
+      if (m->arena == a) lo = std::min(lo, m->pos);
+    if (lo == LLONG_MAX) continue;
+    const long long lead = ((leads >> (4 * a)) & 15u) < 8 ? 0 : ((leads >> (4 * a)) & 7u);
+    for (Mat *m : mats)
+      if (m->arena == a) m->pos += lead - lo;
+  }
+  for (Mat *m : mats) m->pos += (static_cast<long long>(m->elem) - m->pos % m->elem) % m->elem;
+  Memory mem;
+  mem.allocate(mats, 5);
+  set_wrap_strides(mats, 5);
+
+  // Values: Q, K, then the scales (later ones win where they share memory).
+  auto fill_s8 = [&](const Mat &m, unsigned mode) {
+    if (!m.fits || m.span == 0) return;
+    auto *base = reinterpret_cast<std::int8_t *>(m.place);
+    for (std::size_t i = 0; i < m.rows; ++i)
+      for (std::size_t t = 0; t < m.cols; ++t) base[i * m.ld.value + t] = s8_value(in, mode);
+  };
+  auto fill_scales = [&](const Mat &m, unsigned mode) {
+    if (!m.fits || m.span == 0) return;
+    for (std::size_t t = 0; t < m.cols; ++t) {
+      const float v = s8_scale_value(in, (mode & 0xf0) == 0xf0 ? mode : mode % 4);
+      std::memcpy(m.place + t * 4, &v, 4);
+    }
+  };
+  fill_s8(q, q_mode);
+  fill_s8(k, k_mode);
+  fill_scales(qs, qs_mode);
+  fill_scales(ks, ks_mode);
+
+  const float scale = from_bits(scale_bits);
+  const auto *qp = reinterpret_cast<const std::int8_t *>(q.ptr);
+  const auto *kp = reinterpret_cast<const std::int8_t *>(k.ptr);
+  const auto *qsp = reinterpret_cast<const float *>(qs.ptr);
+  const auto *ksp = reinterpret_cast<const float *>(ks.ptr);
+  auto *sp = reinterpret_cast<float *>(s.ptr);
+  const attnscore_status want =
+      predict_s8(n_q, n_k, d, qp, q.ld.value, qsp, qn, qs.fits ? qn : 0, kp, k.ld.value, ksp, kn,
+                 ks.fits ? kn : 0, sp, s.ld.value, scale);
+  if (want == kUnknown) return -1;  // the call would read scales too many to allocate here
+  const bool works = want == ATTNSCORE_OK && n_q != 0 && n_k != 0;
+  if (works && (!q.fits || !k.fits || !s.fits)) return -1;  // valid, but too large to allocate
+  char what[400];
+  std::snprintf(what, sizeof what,
+                "attnscore_scores_s8 cap %d: %zu x %zu, d %zu, ld %zu/%zu/%zu, scale counts "
+                "%zu/%zu, scale %#x, lay %#x, nulls %#x",
+                cap, n_q, n_k, d, q.ld.value, k.ld.value, s.ld.value, qn, kn, scale_bits, lay,
+                nulls);
+  g_call = what;
+  const float applied = works && scale == 0.0f ? attnscore_default_scale(d) : scale;
+  const std::vector<S8Want> ex = works ? s8_expectations(n_q, n_k, d, qp, q.ld.value, qsp, qn != 1,
+                                                         kp, k.ld.value, ksp, kn != 1, applied)
+                                       : std::vector<S8Want>();
+  const bool may_flush = kAlwaysFlushes || g_fp_extra != 0;
+  auto run = [&] {
+    return api("attnscore_scores_s8", [&] {
+      return attnscore_scores_s8(n_q, n_k, d, qp, q.ld.value, qsp, qn, kp, k.ld.value, ksp, kn, sp,
+                                 s.ld.value, scale);
+    });
+  };
+  mem.snapshot();
+  mem.arm(mats, 5);
+  const attnscore_status got = run();
+  mem.disarm();
+  if (got != want) fail("returned %d, expected %d", got, want);
+  if (!works) {
+    mem.expect_untouched(nullptr, "error or no-op");
+    return 0;
+  }
+  mem.expect_untouched(&s, "success");
+  check_s8_results(ex, n_q, n_k, sp, s.ld.value, may_flush, "first call");
+  // Every level this CPU runs: the same bits (integer sums do not depend on the order).
+  for (int level : kFamily) {
+    if (!attnscore_level_supported(as_level(level))) continue;
+    set_cap(level);
+    mem.restore();
+    mem.arm(mats, 5);
+    const attnscore_status st = run();
+    mem.disarm();
+    char when[64];
+    std::snprintf(when, sizeof when, "at level %d", level);
+    if (st != ATTNSCORE_OK) fail("%s: returned %d", when, st);
+    mem.expect_untouched(&s, when);
+    check_s8_results(ex, n_q, n_k, sp, s.ld.value, may_flush, when);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The binary16 converters on any bits, and attnscore_scores_f16_to_f16: each element the f32
+// score attnscore_scores_f16 gives at the same level, rounded once to nearest even.
+
+// x rounded to the nearest binary16, ties to even (|x| >= 65520 -> Inf; NaN -> a NaN), by the
+// format's rule, in double: every float is exact there.
+std::uint16_t half_round(float x) {
+  const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  if (std::isnan(x)) return 0x7e00;
+  double a = std::fabs(static_cast<double>(x));
+  if (a >= 65520.0) return sign | 0x7c00;
+  int e;
+  std::frexp(a, &e);                                   // a = m * 2^e, m in [0.5, 1)
+  const int q = std::max(e - 11, -24);                 // the quantum: 11 significant bits, or 2^-24
+  const double n = std::nearbyint(std::ldexp(a, -q));  // (default rounding: to nearest even)
+  return static_cast<std::uint16_t>(sign | half_bits(static_cast<float>(std::ldexp(n, q))));
+}
+
+int fuzz_convert(Input &in, int) {
+  if (!f16_built()) return -1;
+  const std::uint8_t mode = in.u8(), place = in.u8();
+  std::size_t n = in.u8() % 80;
+  if (mode >= 0xf8) n = huge(in, in.u8());
+  const bool to_f32 = mode & 1;
+  const bool null_src = place == 0xff, null_dst = place == 0xfe, shared = (place & 0xf0) == 0xe0;
+  const FpMode fp_mode((mode & 6) == 6 ? testing::flush_bits() : 0);
+  const std::size_t have = n <= 4096 ? n : 1;
+  // Source and destination in one buffer when `shared` (overlapping or touching by place % 16).
+  const std::size_t src_bytes = have * (to_f32 ? 2 : 4), dst_bytes = have * (to_f32 ? 4 : 2);
+  const std::size_t off = shared ? (place % 16) * 4 : 0;  // dst's start in the shared buffer
+  std::vector<unsigned char> a(shared ? std::max(src_bytes, off + dst_bytes) : src_bytes),
+      b(shared ? 1 : dst_bytes);
+  Input values = in.stream();
+  for (unsigned char &c : a) c = values.v8();
+  for (unsigned char &c : b) c = 0xa5;
+  unsigned char *src = a.data(), *dst = shared ? a.data() + off : b.data();
+  const void *sp = null_src ? nullptr : static_cast<const void *>(src);
+  void *dp = null_dst ? nullptr : static_cast<void *>(dst);
+  attnscore_status want = ATTNSCORE_OK;
+  if (n != 0) {
+    if (sp == nullptr || dp == nullptr) {
+      want = ATTNSCORE_ERR_NULL_POINTER;
+    } else {
+      const Extent es = extent(sp, 1, n, n, to_f32 ? 2 : 4),
+                   ed = extent(dp, 1, n, n, to_f32 ? 4 : 2);
+      want = !es.ok || !ed.ok ? ATTNSCORE_ERR_SIZE_OVERFLOW
+             : meets(es, ed)  ? ATTNSCORE_ERR_OVERLAP
+                              : ATTNSCORE_OK;
+    }
+  }
+  if (want == ATTNSCORE_OK && n != have) return -1;  // valid, but too large here
+  char what[128];
+  std::snprintf(what, sizeof what, "attnscore_%s(%zu)%s", to_f32 ? "f16_to_f32" : "f32_to_f16", n,
+                shared ? " in one buffer" : "");
+  g_call = what;
+  const std::vector<unsigned char> a0 = a, b0 = b;
+  const attnscore_status got = api(what, [&] {
+    return to_f32 ? attnscore_f16_to_f32(n, static_cast<const std::uint16_t *>(sp),
+                                         static_cast<float *>(dp))
+                  : attnscore_f32_to_f16(n, static_cast<const float *>(sp),
+                                         static_cast<std::uint16_t *>(dp));
+  });
+  if (got != want) fail("returned %d, expected %d", got, want);
+  if (got != ATTNSCORE_OK || n == 0) {
+    if (a != a0 || b != b0) fail("memory written on error or no-op");
+    return 0;
+  }
+  if (std::memcmp(a.data(), a0.data(), src_bytes) != 0) fail("the source changed");
+  const bool may_flush = g_fp_extra != 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (to_f32) {
+      std::uint16_t h;
+      float f;
+      std::memcpy(&h, a0.data() + 2 * i, 2);
+      std::memcpy(&f, dst + 4 * i, 4);
+      const float want_f = half_value(h);
+      const bool ok = std::isnan(want_f) ? std::isnan(f)
+                                         : to_bits(f) == to_bits(want_f) ||
+                                               (may_flush && (h & 0x7c00) == 0 &&
+                                                to_bits(f) == to_bits(std::copysign(0.0f, want_f)));
+      if (!ok)
+        fail("element %zu: %#x gave %a, expected %a", i, h, static_cast<double>(f),
+             static_cast<double>(want_f));
+    } else {
+      float f;
+      std::uint16_t h;
+      std::memcpy(&f, a0.data() + 4 * i, 4);
+      std::memcpy(&h, dst + 2 * i, 2);
+      const std::uint16_t want_h = half_round(f);
+      const bool nan = (want_h & 0x7fff) > 0x7c00;
+      // Flushing modes may read a subnormal float as 0 (its binary16 is +-0 anyway) or write a
+      // subnormal binary16 as 0.
+      const bool ok =
+          nan ? (h & 0x7fff) > 0x7c00
+              : h == want_h || (may_flush && (want_h & 0x7c00) == 0 && h == (want_h & 0x8000));
+      if (!ok)
+        fail("element %zu: %a (%#x) gave %#x, expected %#x", i, static_cast<double>(f), to_bits(f),
+             h, want_h);
+    }
+  }
+  return 0;
+}
+
+int fuzz_f16_out(Input &in, int cap) {
+  if (!f16_built()) return -1;
+  std::size_t n_q = decode_rows(in, 19), n_k = decode_rows(in, 69), d = decode_d(in);
+  if (n_q < 20 && n_k < 70 && d <= kMaxElems)
+    while (n_q * n_k * d > (std::size_t{1} << 14)) (n_k > n_q ? n_k : n_q) /= 2;
+  const Stride lq = decode_stride(in, d), lk = decode_stride(in, d), ls = decode_stride(in, n_k);
+  const std::uint32_t scale_bits = decode_scale(in);
+  const float scale = from_bits(scale_bits);
+  const std::uint8_t q_mode = in.u8(), k_mode = in.u8(), nulls = in.u8(), place = in.u8();
+  const FpMode fp_mode((in.u8() & 3) == 3 ? testing::flush_bits() : 0);
+  std::size_t nq = 0, nk = 0, ns = 0;
+  const bool fits = !lq.wrap && !lk.wrap && !ls.wrap && span_elems(n_q, d, lq.value, &nq) &&
+                    nq <= kMaxElems && span_elems(n_k, d, lk.value, &nk) && nk <= kMaxElems &&
+                    span_elems(n_q, n_k, ls.value, &ns) && ns <= kMaxElems;
+  if (!fits) nq = nk = ns = 1;
+  // S in Q's buffer (after it, touching or overlapping by `place`) or alone.
+  const bool s_in_q = place >= 0xe0;
+  const std::size_t s_off = s_in_q ? nq - std::min<std::size_t>(nq, place % 4) : 0;
+  std::vector<std::uint16_t> qb(s_in_q ? s_off + ns : nq), kb(nk), sb(s_in_q ? 1 : ns);
+  std::vector<float> ref(fits ? ns : 1, from_bits(kGuardBits));
+  Input values = in.stream();
+  for (std::uint16_t &x : qb) x = F16::value(values, q_mode, q_mode).bits;
+  for (std::uint16_t &x : kb) x = F16::value(values, k_mode, k_mode).bits;
+  for (std::uint16_t &x : sb) x = 0x7e5a;
+  const std::uint16_t *qp = nulls == 0xff ? nullptr : qb.data();
+  const std::uint16_t *kp = nulls == 0xfe ? nullptr : kb.data();
+  std::uint16_t *sp = nulls == 0xfd ? nullptr : s_in_q ? qb.data() + s_off : sb.data();
+  const std::size_t ldq = lq.wrap ? d : lq.value, ldk = lk.wrap ? d : lk.value,
+                    lds = ls.wrap ? n_k : ls.value;
+  // The status: as attnscore_scores_f16, with S's elements two bytes.
+  attnscore_status want = ATTNSCORE_OK;
+  if (n_q != 0 && n_k != 0) {
+    if (d == 0)
+      want = ATTNSCORE_ERR_ZERO_DIM;
+    else if (!qp || !kp || !sp)
+      want = ATTNSCORE_ERR_NULL_POINTER;
+    else if (ldq < d)
+      want = ATTNSCORE_ERR_BAD_LDQ;
+    else if (ldk < d)
+      want = ATTNSCORE_ERR_BAD_LDK;
+    else if (lds < n_k)
+      want = ATTNSCORE_ERR_BAD_LDS;
+    else if (scale_rejected(scale))
+      want = ATTNSCORE_ERR_BAD_SCALE;
+    else {
+      const Extent eq = extent(qp, n_q, d, ldq, 2), ek = extent(kp, n_k, d, ldk, 2),
+                   es = extent(sp, n_q, n_k, lds, 2);
+      want = !eq.ok || !ek.ok || !es.ok       ? ATTNSCORE_ERR_SIZE_OVERFLOW
+             : meets(es, eq) || meets(es, ek) ? ATTNSCORE_ERR_OVERLAP
+                                              : ATTNSCORE_OK;
+    }
+  }
+  const bool works = want == ATTNSCORE_OK && n_q != 0 && n_k != 0;
+  if (works && (!fits || s_in_q)) return -1;  // valid, but not allocated for it
+  char what[200];
+  std::snprintf(what, sizeof what,
+                "attnscore_scores_f16_to_f16 cap %d: %zu x %zu, d %zu, ld %zu/%zu/%zu, scale %#x",
+                cap, n_q, n_k, d, ldq, ldk, lds, scale_bits);
+  g_call = what;
+  const std::vector<std::uint16_t> q0 = qb, k0 = kb, s0 = sb;
+  const attnscore_status got = api("attnscore_scores_f16_to_f16", [&] {
+    return attnscore_scores_f16_to_f16(n_q, n_k, d, qp, ldq, kp, ldk, sp, lds, scale);
+  });
+  if (got != want) fail("returned %d, expected %d", got, want);
+  if (qb != q0 || kb != k0) fail("an input changed");
+  if (!works) {
+    if (sb != s0) fail("S written on error or no-op");
+    return 0;
+  }
+  // The f32 scores at the same level, rounded here.
+  const attnscore_status st = api("attnscore_scores_f16", [&] {
+    return attnscore_scores_f16(n_q, n_k, d, qp, ldq, kp, ldk, ref.data(), lds, scale);
+  });
+  if (st != ATTNSCORE_OK) fail("attnscore_scores_f16 returned %d", st);
+  for (std::size_t x = 0; x < ns; ++x) {
+    const bool elem = x % lds < n_k;
+    const std::uint16_t want_h = elem ? half_round(ref[x]) : 0x7e5a;
+    const bool nan = elem && (want_h & 0x7fff) > 0x7c00;
+    const bool flushed =
+        g_fp_extra != 0 && elem && (want_h & 0x7c00) == 0 && sb[x] == (want_h & 0x8000);
+    if (nan ? (sb[x] & 0x7fff) <= 0x7c00 : sb[x] != want_h && !flushed)
+      fail("S element %zu = %#x, expected %#x (f32 score %a)", x, sb[x], want_h,
+           static_cast<double>(ref[x]));
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// attnscore_quantize_s8 and attnscore_fold_channel_scales: statuses from the documented rules,
+// results against the documented formulas (the same bits at every level), inputs unchanged.
+
+bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+}
+
+int fuzz_quantize(Input &in, int cap) {
+  if (!s8_built()) return -1;
+  const std::uint8_t which = in.u8();
+  const bool fold = which & 1;
+  std::size_t n = decode_rows(in, 19), d = decode_d(in);
+  if (n < 20 && d <= kMaxElems)
+    while (n * d > (std::size_t{1} << 13)) n /= 2;
+  const Stride lx = decode_stride(in, d), lo = decode_stride(in, d);
+  const std::uint8_t mode = in.u8(), nulls = in.u8(), place = in.u8();
+  const int exp = static_cast<std::int8_t>(in.u8()) * 5 / 4;
+  const FpMode fp_mode((in.u8() & 3) == 3 ? testing::flush_bits() : 0);
+  std::size_t nx = 0, no = 0;
+  const std::size_t ldx = lx.wrap ? d : lx.value, ldo = lo.wrap ? d : lo.value;
+  const bool fits = span_elems(n, d, ldx, &nx) && nx <= kMaxElems && span_elems(n, d, ldo, &no) &&
+                    no <= kMaxElems && d <= kMaxElems && n <= kMaxElems;
+  if (!fits) nx = no = 1;
+  // fold: out in x's buffer (in place when place says so, or overlapping); quantize: the
+  // scales after x or in out's place.
+  const unsigned where = place % 4;  // 0 apart, 1 out in x, 2 scales/channels in x, 3 in place
+  Input values = in.stream();
+  std::vector<float> x(nx + (where == 1 ? no : 0) + (where == 2 && fits ? d + n : 0));
+  for (float &v : x) v = F32::value(values, mode, exp);
+  std::vector<float> chan(where == 2       ? 1
+                          : d <= kMaxElems ? d
+                                           : 1),
+      scales(where == 2       ? 1
+             : n <= kMaxElems ? n
+                              : 1);
+  for (float &v : chan) v = F32::value(values, values.v8() % 5, 0);
+  std::vector<float> outf(where == 1 || where == 3 ? 1 : no, from_bits(kGuardBits));
+  std::vector<std::int8_t> outq(where == 1 ? 1 : no, std::int8_t{0x5a});
+  const std::size_t shift = place >> 4;  // where out or the scales start inside x
+  float *xp = nulls == 0xff ? nullptr : x.data();
+  float *op_f = where == 1 ? x.data() + std::min(shift, nx) : where == 3 ? x.data() : outf.data();
+  std::int8_t *op_q = where == 1
+                          ? reinterpret_cast<std::int8_t *>(x.data()) + std::min(shift, 4 * nx)
+                          : outq.data();
+  float *aux = where == 2 ? x.data() + std::min(shift, nx) : fold ? chan.data() : scales.data();
+  if (nulls == 0xfe) op_f = nullptr, op_q = nullptr;
+  if (nulls == 0xfd) aux = nullptr;
+  const std::size_t ldo_used = where == 3 && fold ? (nulls == 0xfc ? ldx + 1 : ldx) : ldo;
+  attnscore_status want = ATTNSCORE_OK;
+  if (n != 0) {
+    const void *out = fold ? static_cast<const void *>(op_f) : static_cast<const void *>(op_q);
+    if (d == 0)
+      want = ATTNSCORE_ERR_ZERO_DIM;
+    else if (!xp || !out || !aux)
+      want = ATTNSCORE_ERR_NULL_POINTER;
+    else if (ldx < d)
+      want = ATTNSCORE_ERR_BAD_LDQ;
+    else if (ldo_used < d)
+      want = ATTNSCORE_ERR_BAD_LDS;
+    else {
+      const Extent ex = extent(xp, n, d, ldx, 4), eo = extent(out, n, d, ldo_used, fold ? 4 : 1);
+      const Extent ea = fold ? extent(aux, 1, d, d, 4) : extent(aux, 1, n, n, 4);
+      if (!ex.ok || !eo.ok || !ea.ok)
+        want = ATTNSCORE_ERR_SIZE_OVERFLOW;
+      else if (fold)
+        want = (!(out == xp && ldo_used == ldx) && meets(eo, ex)) || meets(eo, ea)
+                   ? ATTNSCORE_ERR_OVERLAP
+                   : ATTNSCORE_OK;
+      else if (meets(eo, ex) || meets(ea, ex) || meets(ea, eo))
+        want = ATTNSCORE_ERR_OVERLAP;
+    }
+    if (want == ATTNSCORE_OK && !fold && fits)  // values are checked last
+      for (std::size_t i = 0; i < n && want == ATTNSCORE_OK; ++i)
+        for (std::size_t t = 0; t < d; ++t)
+          if (!std::isfinite(x[i * ldx + t])) want = ATTNSCORE_ERR_NOT_FINITE;
+  }
+  const bool works = want == ATTNSCORE_OK && n != 0;
+  if (works && !fits) return -1;
+  char what[200];
+  std::snprintf(what, sizeof what, "attnscore_%s cap %d: n %zu, d %zu, ld %zu/%zu, place %#x",
+                fold ? "fold_channel_scales" : "quantize_s8", cap, n, d, ldx, ldo_used, place);
+  g_call = what;
+  const std::vector<float> x0 = x, chan0 = chan, scales0 = scales, outf0 = outf;
+  const std::vector<std::int8_t> outq0 = outq;
+  auto call = [&] {
+    return fold ? api("attnscore_fold_channel_scales",
+                      [&] {
+                        return attnscore_fold_channel_scales(n, d, xp, ldx, aux, op_f, ldo_used);
+                      })
+                : api("attnscore_quantize_s8",
+                      [&] { return attnscore_quantize_s8(n, d, xp, ldx, op_q, ldo_used, aux); });
+  };
+  const attnscore_status got = call();
+  if (got != want) fail("returned %d, expected %d", got, want);
+  if (!works) {
+    if (!same_bits(x, x0) || !same_bits(chan, chan0) || !same_bits(scales, scales0) ||
+        outq != outq0 || !same_bits(outf, outf0))
+      fail("memory written on error or no-op");
+    return 0;
+  }
+  if (where != 0) return 0;  // (aliasing cases: the status is what is checked)
+  const bool may_flush = g_fp_extra != 0 || kAlwaysFlushes;
+  if (fold) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t t = 0; t < d; ++t) {
+        const float a = x0[i * ldx + t], c = chan0[t];
+        const float want_v = a * c, got_v = outf[i * ldo + t];
+        // A flushing mode may read a subnormal factor as 0 or flush a subnormal product.
+        const float flushed = flush(a) * flush(c);
+        if (to_bits(got_v) != to_bits(want_v) && !(std::isnan(got_v) && std::isnan(want_v)) &&
+            !(may_flush && (to_bits(got_v) == to_bits(flush(want_v)) ||
+                            to_bits(got_v) == to_bits(flush(flushed)) ||
+                            (std::isnan(got_v) && std::isnan(flushed)))))
+          fail("out[%zu][%zu] = %a, expected %a", i, t, static_cast<double>(got_v),
+               static_cast<double>(want_v));
+      }
+    return 0;
+  }
+  const std::vector<std::int8_t> first = outq;
+  const std::vector<float> first_scales = scales;
+  for (std::size_t i = 0; i < n; ++i) {
+    float mx = 0;
+    for (std::size_t t = 0; t < d; ++t) mx = std::max(mx, std::fabs(x0[i * ldx + t]));
+    // (A flushing mode changes no scale: a subnormal maximum gives 0 either way.)
+    const float sc = mx / 127.0f < FLT_MIN ? 0.0f : mx / 127.0f;
+    if (to_bits(scales[i]) != to_bits(sc))
+      fail("scale[%zu] = %a, expected %a", i, static_cast<double>(scales[i]),
+           static_cast<double>(sc));
+    for (std::size_t t = 0; t < d; ++t) {
+      const float v = x0[i * ldx + t];
+      const float r = sc == 0 ? 0.0f : std::nearbyint(v / sc);
+      const int w = static_cast<int>(std::max(-128.0f, std::min(127.0f, r)));
+      const int g = outq[i * ldo + t];
+      // Under a flushing mode a subnormal input may read as 0.
+      const bool tiny = v != 0 && std::fabs(v) < FLT_MIN;
+      if (g != w && !(may_flush && tiny && g == 0))
+        fail("out[%zu][%zu] = %d for %a (scale %a), expected %d", i, t, g, static_cast<double>(v),
+             static_cast<double>(sc), w);
+    }
+  }
+  // Every level: the same bytes and scales.
+  for (int level : kFamily) {
+    if (!attnscore_level_supported(as_level(level))) continue;
+    set_cap(level);
+    std::fill(outq.begin(), outq.end(), std::int8_t{0x5a});
+    if (call() != ATTNSCORE_OK) fail("at level %d: an error", level);
+    if (outq != first || !same_bits(scales, first_scales))
+      fail("at level %d: other results", level);
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parallel calls, through a parallel-for that runs the tasks on this thread in an order the
+// input picks: each must return the single-threaded call's status, call the hook only for work,
+// run every task index once, and give the single-threaded call's bits. (Threads themselves are
+// the thread sanitizer's job; here the splits are.)
+
+struct Hook {
+  unsigned order = 0;
+  std::size_t calls = 0, tasks = 0;
+};
+
+void run_tasks(void *pool_ctx, attnscore_task_fn fn, void *task_ctx, std::size_t n_tasks) {
+  Hook &h = *static_cast<Hook *>(pool_ctx);
+  ++h.calls;
+  h.tasks = n_tasks;
+  if (n_tasks == 0 || n_tasks > (std::size_t{1} << 16)) fail("%zu tasks", n_tasks);
+  // Ascending, descending, odd then even, or a stride coprime to n_tasks.
+  std::size_t step = 1;
+  if (h.order % 4 == 3)
+    for (step = n_tasks / 2 + 1; step > 1; --step) {
+      std::size_t a = n_tasks, b = step;
+      while (b != 0) a %= b, std::swap(a, b);
+      if (a == 1) break;
+    }
+  for (std::size_t i = 0; i < n_tasks; ++i) {
+    std::size_t t;
+    switch (h.order % 4) {
+      case 1:
+        t = n_tasks - 1 - i;
+        break;
+      case 2:
+        t = i < n_tasks / 2 ? 2 * i + 1 : 2 * (i - n_tasks / 2);
+        break;
+      case 3:
+        t = (i * step) % n_tasks;
+        break;
+      default:
+        t = i;
+    }
+    fn(task_ctx, t);
+  }
+}
+
+int fuzz_parallel(Input &in, int cap) {
+  const unsigned which = in.u8() % 5;
+  const std::uint8_t pmode = in.u8(), tmode = in.u8();
+  Hook hook;
+  hook.order = pmode >> 4;
+  attnscore_parallel par{run_tasks, &hook, tmode < 0xf0 ? std::size_t{tmode} % 9 : huge(in, tmode)};
+  if (pmode % 16 == 15) par.parallel_for = nullptr;
+  const attnscore_parallel *pp = pmode % 16 == 14 ? nullptr : &par;
+  std::size_t n_q = in.u8() % 20, n_k = in.u8() % 70, d = 1 + in.u8() % 40;
+  if (in.u8() >= 0xf8) d = 0;
+  while (n_q * n_k * d > (std::size_t{1} << 14)) n_k /= 2;
+  const std::size_t ldq = d + in.u8() % 3, ldk = d + in.u8() % 3, lds = n_k + in.u8() % 3;
+  const std::uint32_t scale_bits = decode_scale(in);
+  const float scale = from_bits(scale_bits);
+  const std::uint8_t nulls = in.u8();
+  const bool null_q = nulls == 0xff, null_s = nulls == 0xfe;
+  Input values = in.stream();
+  const std::size_t nqe = n_q == 0 ? 0 : (n_q - 1) * ldq + d;
+  const std::size_t nke = n_k == 0 ? 0 : (n_k - 1) * ldk + d;
+  const std::size_t nse = n_q == 0 ? 0 : (n_q - 1) * lds + n_k;
+  std::vector<float> s1(nse + 1, from_bits(kGuardBits)), s2 = s1;
+  char what[200];
+  std::snprintf(what, sizeof what,
+                "parallel call %u, cap %d, %zu threads, order %u%s: %zu x %zu, d %zu, scale %#x",
+                which, cap, par.threads, hook.order % 4,
+                pp == nullptr      ? ", NULL par"
+                : par.parallel_for ? ""
+                                   : ", NULL parallel_for",
+                n_q, n_k, d, scale_bits);
+  g_call = what;
+  attnscore_status st1, st2;
+  if (which == 0 || which == 3) {  // f32, raw or from a key cache
+    std::vector<float> q(nqe), k(nke);
+    for (float &x : q) x = F32::value(values, 4, 0);
+    for (float &x : k) x = F32::value(values, values.v8() % 6, 0);
+    const float *qp = null_q ? nullptr : q.data();
+    float *sp1 = null_s ? nullptr : s1.data(), *sp2 = null_s ? nullptr : s2.data();
+    if (which == 0) {
+      st1 = api("attnscore_scores_f32", [&] {
+        return attnscore_scores_f32(n_q, n_k, d, qp, ldq, k.data(), ldk, sp1, lds, scale);
+      });
+      st2 = api("attnscore_scores_f32_parallel", [&] {
+        return attnscore_scores_f32_parallel(pp, n_q, n_k, d, qp, ldq, k.data(), ldk, sp2, lds,
+                                             scale);
+      });
+    } else {
+      const std::size_t bytes = attnscore_kcache_f32_bytes(n_k + 1, d + 1);
+      std::vector<unsigned char> mem(bytes);
+      attnscore_kcache_f32 *cache = nullptr;
+      if (attnscore_kcache_f32_init(mem.data(), bytes, n_k + 1, d + 1, &cache) != ATTNSCORE_OK)
+        fail("cache init failed");
+      // The cache holds d + 1 dimensions: Q's rows are read with d + 1 elements.
+      std::vector<float> q1((n_q == 0 ? 0 : (n_q - 1) * (ldq + 1)) + d + 1);
+      for (float &x : q1) x = F32::value(values, 4, 0);
+      std::vector<float> k1(n_k * (d + 1));
+      for (float &x : k1) x = F32::value(values, values.v8() % 6, 0);
+      if (n_k != 0 && attnscore_kcache_f32_append(cache, n_k, k1.data(), d + 1) != ATTNSCORE_OK)
+        fail("append failed");
+      const float *qp1 = null_q ? nullptr : q1.data();
+      st1 = api("attnscore_scores_f32_kcache", [&] {
+        return attnscore_scores_f32_kcache(n_q, qp1, ldq + 1, cache, sp1, lds, scale);
+      });
+      st2 = api("attnscore_scores_f32_kcache_parallel", [&] {
+        return attnscore_scores_f32_kcache_parallel(pp, n_q, qp1, ldq + 1, cache, sp2, lds, scale);
+      });
+    }
+  } else if (which == 1) {  // f16
+    if (!f16_built()) return -1;
+    std::vector<std::uint16_t> q(nqe), k(nke);
+    for (std::uint16_t &x : q) x = F16::value(values, 4, 0).bits;
+    for (std::uint16_t &x : k) x = F16::value(values, values.v8() % 5, 0).bits;
+    const std::uint16_t *qp = null_q ? nullptr : q.data();
+    float *sp1 = null_s ? nullptr : s1.data(), *sp2 = null_s ? nullptr : s2.data();
+    st1 = api("attnscore_scores_f16", [&] {
+      return attnscore_scores_f16(n_q, n_k, d, qp, ldq, k.data(), ldk, sp1, lds, scale);
+    });
+    st2 = api("attnscore_scores_f16_parallel", [&] {
+      return attnscore_scores_f16_parallel(pp, n_q, n_k, d, qp, ldq, k.data(), ldk, sp2, lds,
+                                           scale);
+    });
+  } else if (which == 2) {  // s8, per-row or per-tensor scales
+    if (!s8_built()) return -1;
+    std::vector<std::int8_t> q(nqe), k(nke);
+    for (std::int8_t &x : q) x = s8_value(values, 0);
+    for (std::int8_t &x : k) x = s8_value(values, values.v8());
+    const std::size_t qn = nulls & 1 ? 1 : n_q, kn = nulls & 2 ? 1 : n_k;
+    std::vector<float> qs(qn + 1), ks(kn + 1);
+    for (float &x : qs) x = s8_scale_value(values, 0);
+    for (float &x : ks) x = s8_scale_value(values, 0);
+    const std::int8_t *qp = null_q ? nullptr : q.data();
+    float *sp1 = null_s ? nullptr : s1.data(), *sp2 = null_s ? nullptr : s2.data();
+    st1 = api("attnscore_scores_s8", [&] {
+      return attnscore_scores_s8(n_q, n_k, d, qp, ldq, qs.data(), qn, k.data(), ldk, ks.data(), kn,
+                                 sp1, lds, scale);
+    });
+    st2 = api("attnscore_scores_s8_parallel", [&] {
+      return attnscore_scores_s8_parallel(pp, n_q, n_k, d, qp, ldq, qs.data(), qn, k.data(), ldk,
+                                          ks.data(), kn, sp2, lds, scale);
+    });
+  } else {  // attention: heads, groups, masks, softcap, softmax
+    const std::size_t hkv = 1 + in.u8() % 3, g = 1 + in.u8() % 4, hq = hkv * g;
+    while (hq * n_q * n_k * d > (std::size_t{1} << 14)) n_k /= 2;
+    attnscore_attention_desc desc = attnscore_attention_desc_dense(hq, hkv, n_q, n_k, d);
+    desc.scale = scale;
+    desc.softcap = in.u8() & 1 ? 0.0f : 2.5f;
+    desc.mask = in.u8() % 4;
+    desc.flags = in.u8() % 2;
+    desc.pos_offset = in.u8() % (n_k + 3);
+    desc.window = 1 + in.u8() % 9;
+    std::vector<float> q(hq * n_q * d), k(hkv * n_k * d),
+        a1(hq * n_q * n_k + 1, from_bits(kGuardBits)), a2 = a1;
+    for (float &x : q) x = static_cast<float>(static_cast<std::int8_t>(values.v8())) / 64.0f;
+    for (float &x : k) x = static_cast<float>(static_cast<std::int8_t>(values.v8())) / 64.0f;
+    const float *qp = null_q ? nullptr : q.data();
+    st1 = api("attnscore_attention_f32",
+              [&] { return attnscore_attention_f32(&desc, qp, k.data(), a1.data()); });
+    st2 = api("attnscore_attention_f32_parallel",
+              [&] { return attnscore_attention_f32_parallel(pp, &desc, qp, k.data(), a2.data()); });
+    s1.swap(a1), s2.swap(a2);
+  }
+  const bool work = st1 == ATTNSCORE_OK && n_q != 0 && n_k != 0;
+  const attnscore_status want =
+      work && pp != nullptr && par.parallel_for == nullptr ? ATTNSCORE_ERR_NULL_POINTER : st1;
+  if (st2 != want) fail("returned %d, the single-threaded call %d", st2, st1);
+  if (hook.calls > 1) fail("the hook was called %zu times", hook.calls);
+  if (hook.calls == 1 && (want != ATTNSCORE_OK || !work)) fail("the hook was called for no work");
+  for (std::size_t x = 0; x < s1.size(); ++x) {
+    const std::uint32_t a = to_bits(s1[x]), b = to_bits(s2[x]);
+    if (want != ATTNSCORE_OK ? b != kGuardBits
+                             : a != b && !(std::isnan(s1[x]) && std::isnan(s2[x])))
+      fail("element %zu: %#x, the single-threaded call %#x (%zu tasks)", x, b, a, hook.tasks);
+  }
+  return 0;
+}
+
 using CallFn = int (*)(Input &, int cap);
 const CallFn kCalls[] = {
     [](Input &in, int cap) { return fuzz_scores<F32>(in, Entry::kC, cap); },
@@ -1786,6 +2593,11 @@ const CallFn kCalls[] = {
     fuzz_attention,
     [](Input &in, int cap) { return f16_built() ? fuzz_scores<F16>(in, Entry::kC, cap) : -1; },
     [](Input &in, int cap) { return f16_built() ? fuzz_scores<F16>(in, Entry::kCpp, cap) : -1; },
+    fuzz_s8,
+    fuzz_convert,
+    fuzz_f16_out,
+    fuzz_quantize,
+    fuzz_parallel,
 };
 
 }  // namespace

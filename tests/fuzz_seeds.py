@@ -11,6 +11,7 @@ import struct
 import sys
 
 C, CPP, QUERIES, KCACHE, ATTENTION, F16C, F16CPP = 0, 1, 2, 3, 4, 5, 6
+S8, CONVERT, F16_OUT, QUANTIZE, PARALLEL = 7, 8, 9, 10, 11
 
 # Cap codes (decode_cap): c % 8 in 0, 1 -> best; 2..5 -> family level (c >> 3) % n; 6 -> another
 # family's level; 7 -> the next byte as is.
@@ -213,6 +214,103 @@ def attention_seeds(s):
     s["attn_err_overlap_s_in_q"] = attn(2, 1, 2, 3, 4, place=0xF3)
 
 
+# int8 (fuzz_s8): scale counts (decode_scale_count) and value modes.
+CNT_ONE, CNT_N, CNT_N_PLUS_1, CNT_N_MINUS_1, CNT_ZERO = 0, 4, 14, 6, 7
+S8_RAW, S8_EXTREMES, S8_MIN, S8_SMALL = 0, 1, 2, 3
+QS_NORMAL, QS_SPECIALS, QS_RAW, QS_TINY_HUGE = 0, 0xF4, 0xF5, 0xF6
+
+
+def s8(n_q, n_k, d, edge=0, qn=CNT_ONE, kn=CNT_ONE, ldq=TIGHT, ldk=TIGHT, lds=TIGHT, lay=0,
+       nul=0, r=(0, 0, 0, 0), leads=0, scale=SC_DEFAULT, q_mode=S8_RAW, k_mode=S8_RAW,
+       qs_mode=QS_NORMAL, ks_mode=QS_NORMAL, flush=False, cap=CAP_BEST):
+    """An int8 scores case. lay: bit 0 K in Q's arena (bits 1-3 where), bit 4 S against a
+    partner (bits 5-7: 0 Q, 1 K, 3 Q's scales, 4 K's scales)."""
+    sc = scale if isinstance(scale, bytes) else bytes([scale])
+    return (bytes([S8]) + cap + n_q + n_k + d + bytes([edge, qn, kn]) + ldq + ldk + lds +
+            bytes([lay, nul]) + struct.pack("<HHHHH", *r, leads) + sc +
+            bytes([q_mode, k_mode, qs_mode, ks_mode, 3 if flush else 0]))
+
+
+def s8_seeds(s):
+    r, d = rows, dim
+    s["s8_ok_per_tensor"] = s8(r(3), r(5), d(7))
+    s["s8_ok_per_row_per_key"] = s8(r(9), rows(37, 69), d(19), qn=CNT_N, kn=CNT_N, ldq=PAD3,
+                                    ldk=PAD7, lds=PAD1)
+    s["s8_ok_tile_edges_extremes"] = s8(r(17), rows(65, 69), d(33), q_mode=S8_EXTREMES,
+                                        k_mode=S8_EXTREMES, kn=CNT_N)
+    s["s8_ok_chunks_of_d"] = s8(r(2), r(3), d(1030), q_mode=S8_MIN, k_mode=S8_MIN)
+    s["s8_ok_d_limit"] = s8(r(1), r(1), d(0), edge=0xFE, q_mode=S8_MIN, k_mode=S8_MIN)
+    s["s8_ok_d_limit_less_one"] = s8(r(1), r(1), d(0), edge=0xFD, q_mode=S8_EXTREMES)
+    s["s8_ok_scales_tiny_huge"] = s8(r(4), r(6), d(8), qs_mode=QS_TINY_HUGE, ks_mode=QS_TINY_HUGE,
+                                     scale=scale_bits(3e-20), flush=True)
+    s["s8_ok_q_is_k"] = s8(r(6), r(6), d(12), lay=1 | 4 << 1)
+    s["s8_ok_misaligned"] = s8(r(5), r(7), d(9), leads=0x9AB, ldq=PAD1, lds=PAD17)
+    for i in range(5):
+        s["s8_cap_family_%d" % i] = s8(r(9), r(17), d(20), cap=cap_family(i), kn=CNT_N)
+    s["s8_err_zero_dim"] = s8(r(2), r(2), d(0))
+    s["s8_err_dim_too_large"] = s8(r(1), r(1), d(0), edge=0xFF)
+    s["s8_err_null_q_scale"] = s8(r(2), r(2), d(4), nul=0xF8)
+    s["s8_err_null_k_scale"] = s8(r(2), r(2), d(4), nul=0xF0)
+    s["s8_err_bad_ldk"] = s8(r(2), r(2), d(4), ldk=SHORT)
+    s["s8_err_count_zero"] = s8(r(2), r(3), d(4), qn=CNT_ZERO)
+    s["s8_err_count_n_plus_1"] = s8(r(2), r(3), d(4), kn=CNT_N_PLUS_1)
+    s["s8_err_count_huge"] = s8(r(2), r(3), d(4), kn=0xF7, lds=bytes([0]) )
+    s["s8_err_scale_nan"] = s8(r(2), r(2), d(2), scale=SC_NAN)
+    s["s8_err_overlap_s_on_k_scales"] = s8(r(2), r(3), d(4), kn=CNT_N, lay=0x10 | 4 << 5,
+                                           r=(2, 0, 0, 0))
+    s["s8_err_overlap_s_on_q"] = s8(r(3), r(3), d(8), lay=0x10, r=(4, 0, 0, 0))
+    s["s8_err_quant_scale_raw"] = s8(r(2), r(3), d(4), qn=CNT_N, qs_mode=QS_RAW)
+    s["s8_err_quant_scale_specials"] = s8(r(3), r(3), d(4), kn=CNT_N, ks_mode=QS_SPECIALS)
+    # Converters: mode bit 0 f16 -> f32, bits 1-2 == 3 flushing; place 0xff/0xfe NULL, 0xe_ one
+    # buffer (destination at 4 * (place % 16) bytes).
+    conv = lambda mode, place, n, extra=b"": bytes([CONVERT]) + CAP_BEST + bytes([mode, place, n]) + extra
+    s["conv_f16_to_f32"] = conv(1, 0, 79)
+    s["conv_f32_to_f16"] = conv(0, 0, 77)
+    s["conv_f32_to_f16_flush"] = conv(6, 0, 33)
+    s["conv_f16_to_f32_flush"] = conv(7, 0, 21)
+    s["conv_err_null"] = conv(1, 0xFF, 5)
+    s["conv_err_overlap"] = conv(0, 0xE1, 9)
+    s["conv_ok_touching"] = conv(1, 0xE0, 8)
+    s["conv_err_size"] = conv(0xF9, 0, 0, bytes([0]))
+    # f16 output: n_q, n_k, d, strides, scale, modes, nulls, place (>= 0xe0: S in Q's buffer).
+    out16 = lambda n_q, n_k, dd, strides=(TIGHT,) * 3, scale=SC_DEFAULT, modes=(0, 0), nul=0, place=0, flush=False: (
+        bytes([F16_OUT]) + CAP_BEST + n_q + n_k + dd + b"".join(strides) + bytes([scale]) +
+        bytes([modes[0], modes[1], nul, place, 3 if flush else 0]))
+    s["f16out_ok"] = out16(r(3), r(5), d(7))
+    s["f16out_ok_overflow_raw"] = out16(r(7), rows(40, 69), d(19), strides=(PAD1, PAD3, PAD7),
+                                        modes=(3, 1))
+    s["f16out_ok_flush"] = out16(r(4), r(4), d(9), modes=(1, 1), flush=True)
+    s["f16out_err_overlap"] = out16(r(3), r(3), d(4), place=0xE1)
+    s["f16out_err_null_s"] = out16(r(3), r(3), d(4), nul=0xFD)
+    s["f16out_err_bad_lds"] = out16(r(3), r(3), d(4), strides=(TIGHT, TIGHT, SHORT))
+    # Quantize (which 0) and fold (which 1): n, d, strides, mode, nulls, place, exponent.
+    qz = lambda which, n, dd, strides=(TIGHT, TIGHT), mode=INTS, nul=0, place=0, e=0, flush=False: (
+        bytes([QUANTIZE]) + CAP_BEST + bytes([which]) + n + dd + b"".join(strides) +
+        bytes([mode, nul, place, exp_byte(e), 3 if flush else 0]))
+    s["quant_ok"] = qz(0, r(5), d(33), mode=MANTISSAS)
+    s["quant_ok_padded_tiny"] = qz(0, r(7), d(9), strides=(PAD3, PAD1), mode=SCALED, e=-120)
+    s["quant_ok_flush"] = qz(0, r(3), d(17), mode=SCALED, e=-125, flush=True)
+    s["quant_err_not_finite"] = qz(0, r(4), d(8), mode=SPECIALS)
+    s["quant_err_overlap_out_in_x"] = qz(0, r(2), d(8), place=0x01)
+    s["quant_err_overlap_scales_in_x"] = qz(0, r(2), d(8), place=0x02)
+    s["quant_err_null_scales"] = qz(0, r(2), d(8), nul=0xFD)
+    s["fold_ok"] = qz(1, r(6), d(20), mode=MANTISSAS)
+    s["fold_ok_in_place"] = qz(1, r(3), d(8), place=0x03)
+    s["fold_err_in_place_other_ld"] = qz(1, r(3), d(8), place=0x03, nul=0xFC)
+    s["fold_err_bad_ldo"] = qz(1, r(3), d(8), strides=(TIGHT, SHORT))
+    # Parallel calls (0 f32, 1 f16, 2 s8, 3 f32 key cache, 4 attention): pmode's high nibble
+    # the task order, low nibble 15 NULL parallel_for, 14 NULL par; threads.
+    par = lambda which, order, threads, n_q, n_k, dd, pm=0, extra=b"": (
+        bytes([PARALLEL]) + CAP_BEST + bytes([which, order << 4 | pm, threads, n_q, n_k, dd - 1, 0,
+                                              1, 2, 0, 0, 0]) + extra)
+    for which, name in enumerate(["f32", "f16", "s8", "kcache", "attention"]):
+        extra = bytes([1, 3, 0, 1, 1, 4, 3]) if which == 4 else b""
+        s["par_%s_two" % name] = par(which, 1, 2, 9, 45, 17, extra=extra)
+        s["par_%s_many" % name] = par(which, 3, 8, 19, 69, 33, extra=extra)
+        s["par_%s_null_hook" % name] = par(which, 0, 2, 3, 5, 4, pm=15, extra=extra)
+    s["par_f32_null_par"] = par(0, 2, 3, 4, 30, 8, pm=14)
+
+
 def seeds():
     s = {}
     r, d = rows, dim
@@ -359,6 +457,7 @@ def seeds():
 
 
     attention_seeds(s)
+    s8_seeds(s)
     return s
 
 
