@@ -11,7 +11,7 @@ import struct
 import sys
 
 C, CPP, QUERIES, KCACHE, ATTENTION, F16C, F16CPP = 0, 1, 2, 3, 4, 5, 6
-S8, CONVERT, F16_OUT, QUANTIZE, PARALLEL = 7, 8, 9, 10, 11
+S8, CONVERT, F16_OUT, QUANTIZE, PARALLEL, KCACHE_F16, KCACHE_S8 = 7, 8, 9, 10, 11, 12, 13
 
 # Cap codes (decode_cap): c % 8 in 0, 1 -> best; 2..5 -> family level (c >> 3) % n; 6 -> another
 # family's level; 7 -> the next byte as is.
@@ -122,11 +122,13 @@ def key_block(n, ldk=TIGHT, mode=INTS, exp=0, null=False, inside=None):
 
 def kcache(d, capacity, appends=(), cap=CAP_BEST, mem=0, offset=0, null_mem=False,
            null_out=False, handle=None, big_capacity=None, clear=False, n_q=1, ldq=TIGHT,
-           q_mode=INTS, lds=TIGHT, s_null=(False, False), s_inside=None, scale=SC_DEFAULT):
+           q_mode=INTS, lds=TIGHT, s_null=(False, False), s_inside=None, scale=SC_DEFAULT,
+           call=KCACHE, q_scales=b""):
     """The key cache (fuzz_kcache): bytes query and init (mem: 0 exact, 1 a byte short,
     2 | extra << 2 a few more, 3 | n << 2 just n bytes), appends, queries, a clear, scores.
     handle: None (the cache), or the byte that picks NULL (3), foreign memory (1, 2) or the cache
-    shifted by 1 + h / 4 % 15 bytes (h % 4 == 0); it is read whenever init fails."""
+    shifted by 1 + h / 4 % 15 bytes (h % 4 == 0); it is read whenever init fails. The int8 cache
+    (call KCACHE_S8) reads two more bytes after S's mode: q_scales, the count code and mode."""
     mem_mode = mem | (0xC0 if big_capacity is not None else 0)
     cache_mode = offset | (0x38 if null_mem else 0x30 if null_out else 0)
     huge_capacity = isinstance(capacity, bytes)
@@ -135,7 +137,7 @@ def kcache(d, capacity, appends=(), cap=CAP_BEST, mem=0, offset=0, null_mem=Fals
     if handle is not None and not init_fails:
         cache_mode |= 0x80
     cap_bytes = capacity if huge_capacity else rows(capacity, 69)
-    out = bytes([KCACHE]) + cap + d + cap_bytes + bytes([mem_mode, cache_mode])
+    out = bytes([call]) + cap + d + cap_bytes + bytes([mem_mode, cache_mode])
     if big_capacity is not None:
         out += struct.pack("<H", big_capacity)
     if handle is not None or init_fails:
@@ -144,7 +146,7 @@ def kcache(d, capacity, appends=(), cap=CAP_BEST, mem=0, offset=0, null_mem=Fals
     out += bytes([0xE0 if clear else 0])
     smode = 0xF8 | s_null[0] | s_null[1] << 1 if any(s_null) else (6 if s_inside is not None else 0)
     sc = scale if isinstance(scale, bytes) else bytes([scale])
-    out += rows(n_q) + ldq + bytes([q_mode, 0]) + lds + bytes([0, 0, smode]) + sc
+    out += rows(n_q) + ldq + bytes([q_mode, 0]) + lds + bytes([0, 0, smode]) + q_scales + sc
     if s_inside is not None:
         out += struct.pack("<H", s_inside)
     return out
@@ -458,6 +460,36 @@ def seeds():
 
     attention_seeds(s)
     s8_seeds(s)
+    # The f16 and int8 key caches (int8: q_scales = count code, mode; keys' kmode 0xe8: NULL
+    # scales, 0x60 bits: scales from every class).
+    for call, name, qsc in [(KCACHE_F16, "kc16", b""), (KCACHE_S8, "kc8", bytes([CNT_N, 0]))]:
+        kc = lambda *a, **k: kcache(*a, call=call, q_scales=qsc, **k)
+        s[name + "_decode"] = kc(d(8), 20, (kb(5), kb(7)))
+        s[name + "_prefill_tails"] = kc(d(33), 40, (kb(13, PAD3), kb(1), kb(20, PAD7)), n_q=9,
+                                        ldq=PAD1, lds=PAD17)
+        s[name + "_long_d"] = kc(d(600), 6, (kb(6),), n_q=2)
+        s[name + "_misaligned_mem"] = kc(d(17), 9, (kb(9),), mem=2 | 5 << 2, offset=3, n_q=3)
+        for i in range(5):
+            s[name + "_cap_family_%d" % i] = kc(d(20), 30, (kb(17), kb(13)), cap=cap_family(i),
+                                                n_q=7)
+        s[name + "_k_inside_cache"] = kc(d(4), 40, (kb(2), kb(3, inside=0), kb(3, inside=900)),
+                                         n_q=2)
+        s[name + "_s_inside_cache"] = kc(d(4), 40, (kb(7),), n_q=2, s_inside=0)
+        # K on the header alone: a cache that took it would change its own keys (the size).
+        s[name + "_err_k_on_header"] = kc(d(4), 40, (kb(2), kb(6 if call == KCACHE_F16 else 16,
+                                                             inside=0)), n_q=1)
+        s[name + "_err_full"] = kc(d(6), 5, (kb(3), kb(3), kb(2)), n_q=2)
+        s[name + "_err_mem_short"] = kc(d(8), 10, (kb(3),), mem=1)
+        s[name + "_err_shifted"] = kc(d(8), 10, (kb(3),), handle=28)
+        s[name + "_err_null_s"] = kc(d(8), 10, (kb(3),), s_null=(False, True))
+        s[name + "_clear_then_noop"] = kc(d(8), 10, (kb(3),), clear=True, n_q=2)
+    s8kc = lambda *a, **k: kcache(*a, call=KCACHE_S8, **k)
+    s["kc8_err_null_key_scales"] = s8kc(d(8), 10, (rows(3, 69) + bytes([0xE8]) + TIGHT + bytes([0, 0]),), q_scales=bytes([0, 0]))
+    s["kc8_err_bad_key_scales"] = s8kc(d(8), 10, (rows(9, 69) + bytes([0x60]) + TIGHT + bytes([0, 0]),), q_scales=bytes([0, 0]))
+    s["kc8_err_null_q_scales"] = s8kc(d(8), 10, (kb(3),), n_q=2, q_scales=bytes([0, 0xEF]))
+    s["kc8_err_q_scale_count"] = s8kc(d(8), 10, (kb(3),), n_q=2, q_scales=bytes([CNT_N_PLUS_1, 0]))
+    s["kc8_err_q_scales_bad"] = s8kc(d(8), 10, (kb(3),), n_q=4, q_scales=bytes([CNT_N, QS_RAW]))
+    s["kc8_err_dim_too_large"] = s8kc(huge(12), 2, (kb(1),), q_scales=bytes([0, 0]))
     return s
 
 

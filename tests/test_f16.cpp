@@ -484,6 +484,12 @@ TEST_CASE("f16 bad input: its own status, nothing written", "[f16][api][errors]"
   CHECK(attnscore_scores_f16_kcache(1, q.data(), d, fake, out.data(), cap, 0) ==
         ATTNSCORE_ERR_BAD_CACHE);
   CHECK(attnscore_kcache_f16_size(fake) == 0);
+  // A real cache's address shifted by a byte: refused before its header is read (misaligned).
+  const auto *shifted = reinterpret_cast<const attnscore_kcache_f16 *>(
+      reinterpret_cast<const unsigned char *>(c) + 1);
+  CHECK(attnscore_scores_f16_kcache(1, q.data(), d, shifted, out.data(), cap, 0) ==
+        ATTNSCORE_ERR_BAD_CACHE);
+  CHECK(attnscore_kcache_f16_dim(shifted) == 0);
   for (float x : out) CHECK(x == 3.0f);
 }
 

@@ -413,6 +413,12 @@ TEST_CASE("s8 packed key cache: same bits as the raw call, at every level", "[ap
   CHECK(attnscore_scores_s8_kcache(1, k8, 8, &one, 1,
                                    reinterpret_cast<const attnscore_kcache_s8 *>(ks5), s, 2,
                                    0.0f) == ATTNSCORE_ERR_BAD_CACHE);
+  // A real cache's address shifted by a byte: refused before its header is read (misaligned).
+  const auto *shifted =
+      reinterpret_cast<const attnscore_kcache_s8 *>(reinterpret_cast<const unsigned char *>(c) + 1);
+  CHECK(attnscore_scores_s8_kcache(1, k8, 8, &one, 1, shifted, s, 2, 0.0f) ==
+        ATTNSCORE_ERR_BAD_CACHE);
+  CHECK(attnscore_kcache_s8_dim(shifted) == 0);
   CHECK((s[0] == 5.0f && s[1] == 5.0f));
   REQUIRE(attnscore_kcache_s8_clear(c) == ATTNSCORE_OK);
   CHECK(attnscore_kcache_s8_size(c) == 0);

@@ -72,6 +72,14 @@ inline attnscore_status check_scores(std::size_t n_q, std::size_t n_k, std::size
   return ATTNSCORE_OK;
 }
 
+// A key cache handle made by its init: aligned for its header (checked before the header is
+// read: a caller's stray pointer must not become a misaligned load) and carrying its magic.
+template <class Cache>
+bool cache_valid(const Cache *c, std::uint64_t magic) noexcept {
+  return c != nullptr && reinterpret_cast<std::uintptr_t>(c) % alignof(Cache) == 0 &&
+         c->magic == magic;
+}
+
 }  // namespace attnscore
 
 #endif  // ATTNSCORE_CHECKS_H

@@ -21,10 +21,7 @@ namespace {
 constexpr std::uint64_t kMagic = 0x6b63616368653332ull;  // "kcache32"
 
 // Callers may pass any pointer: a misaligned one is no cache (and must not be read as one).
-bool valid(const attnscore_kcache_f32 *c) noexcept {
-  return c != nullptr && reinterpret_cast<std::uintptr_t>(c) % alignof(attnscore_kcache_f32) == 0 &&
-         c->magic == kMagic;
-}
+bool valid(const attnscore_kcache_f32 *c) noexcept { return cache_valid(c, kMagic); }
 
 // Bytes for the header, the worst-case alignment slack and the panels; false on overflow.
 bool cache_bytes(const KernelF32 &kernel, std::size_t capacity, std::size_t d,

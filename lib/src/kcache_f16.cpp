@@ -21,7 +21,7 @@ namespace {
 
 constexpr std::uint64_t kMagic = 0x6b63616368653136ull;  // "kcache16"
 
-bool valid(const attnscore_kcache_f16 *c) noexcept { return c != nullptr && c->magic == kMagic; }
+bool valid(const attnscore_kcache_f16 *c) noexcept { return cache_valid(c, kMagic); }
 
 bool cache_bytes(const KernelF16 &kernel, std::size_t capacity, std::size_t d,
                  std::size_t *bytes) noexcept {

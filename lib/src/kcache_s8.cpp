@@ -23,7 +23,7 @@ namespace {
 
 constexpr std::uint64_t kMagicS8 = 0x6b63616368657338ull;  // "kcaches8"
 
-bool valid(const attnscore_kcache_s8 *c) noexcept { return c != nullptr && c->magic == kMagicS8; }
+bool valid(const attnscore_kcache_s8 *c) noexcept { return cache_valid(c, kMagicS8); }
 
 std::uintptr_t align_up(std::uintptr_t p, std::uintptr_t a) noexcept {
   return (p + a - 1) & ~(a - 1);
