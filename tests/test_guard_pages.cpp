@@ -43,10 +43,11 @@ class GuardedArea {
 
   // The start of `bytes` whose last byte is the last one before the upper guard page, or whose
   // first byte is the first one after the lower guard page.
-  float *place(std::size_t bytes, bool flush_end) {
+  template <class T>
+  T *place(std::size_t bytes, bool flush_end) {
     if (bytes > usable_) FAIL("area too small");
     unsigned char *p = flush_end ? base_ + page_ + usable_ - bytes : base_ + page_;
-    return reinterpret_cast<float *>(p);
+    return reinterpret_cast<T *>(p);
   }
 
  private:
@@ -92,6 +93,19 @@ struct sigaction FaultReporter::old_segv_, FaultReporter::old_bus_;
 
 std::vector<const KernelF32 *> usable_f32() { return testing::usable_kernels_f32(); }
 
+// Inputs per dtype: small integers as the element type (binary16 bits for f16), so sums are
+// exact. int8 runs with one scale of 1 for Q and K: (float)acc * ((1 * scale) * 1) is the same
+// fl(sum * scale).
+template <class T>
+T from_int(int v) {
+  return static_cast<T>(v);
+}
+template <>
+std::uint16_t from_int<std::uint16_t>(int v) {  // |v| <= 3: exact binary16 bits
+  static const std::uint16_t bits[] = {0xc200, 0xc000, 0xbc00, 0x0000, 0x3c00, 0x4000, 0x4200};
+  return bits[v + 3];
+}
+
 // d where vector bodies, tails and chunks of d begin and end; the long ones get fewer shapes.
 std::vector<std::size_t> short_d() {
   std::vector<std::size_t> ds;
@@ -117,10 +131,12 @@ std::vector<std::size_t> edges(std::size_t tile) {
 
 // Q and K of small integers for the largest shape, and the exact expected scores: any
 // summation order gives fl(sum * scale), so every level and kernel is checked bit for bit.
+template <class T>
 struct Problem {
   std::size_t max_q, max_k, d;
   float scale;
-  std::vector<float> q, k, want;
+  std::vector<T> q, k;
+  std::vector<float> want;
   Problem(std::size_t max_q_, std::size_t max_k_, std::size_t d_, std::mt19937 &rng)
       : max_q(max_q_),
         max_k(max_k_),
@@ -130,56 +146,60 @@ struct Problem {
         k(max_k_ * d_),
         want(max_q_ * max_k_) {
     std::uniform_int_distribution<int> dist(-3, 3);
-    for (float &x : q) x = static_cast<float>(dist(rng));
-    for (float &x : k) x = static_cast<float>(dist(rng));
+    std::vector<int> qi(q.size()), ki(k.size());
+    for (std::size_t x = 0; x < q.size(); ++x) q[x] = from_int<T>(qi[x] = dist(rng));
+    for (std::size_t x = 0; x < k.size(); ++x) k[x] = from_int<T>(ki[x] = dist(rng));
     for (std::size_t i = 0; i < max_q; ++i)
       for (std::size_t j = 0; j < max_k; ++j) {
         double sum = 0;
-        for (std::size_t t = 0; t < d; ++t)
-          sum += static_cast<double>(q[i * d + t]) * static_cast<double>(k[j * d + t]);
+        for (std::size_t t = 0; t < d; ++t) sum += qi[i * d + t] * ki[j * d + t];
         want[i * max_k + j] = static_cast<float>(sum * static_cast<double>(scale));
       }
   }
 };
 
+template <class T = float>
 std::size_t span_bytes(std::size_t rows, std::size_t cols, std::size_t ld) {
-  return ((rows - 1) * ld + cols) * sizeof(float);
+  return ((rows - 1) * ld + cols) * sizeof(T);
 }
 
 // Copies rows x cols of `src` (dense) to `dst` at stride ld, the gaps between rows poisoned.
-void put(float *dst, const float *src, std::size_t rows, std::size_t cols, std::size_t ld) {
-  const float guard = testing::from_bits(testing::kGuardBits);
+template <class T>
+void put(T *dst, const T *src, std::size_t rows, std::size_t cols, std::size_t ld) {
   for (std::size_t i = 0; i < rows; ++i) {
-    std::memcpy(dst + i * ld, src + i * cols, cols * sizeof(float));
-    if (i + 1 < rows) std::fill(dst + i * ld + cols, dst + (i + 1) * ld, guard);
+    std::memcpy(dst + i * ld, src + i * cols, cols * sizeof(T));
+    if (i + 1 < rows) std::memset(dst + i * ld + cols, 0xa5, (ld - cols) * sizeof(T));
   }
 }
 
 // The three areas of one d, sized for its largest shape and stride.
 struct Areas {
   GuardedArea q, k, s;
-  Areas(const Problem &p, std::size_t pad)
-      : q(span_bytes(p.max_q, p.d, p.d + pad)),
-        k(span_bytes(p.max_k, p.d, p.d + pad)),
+  template <class T>
+  Areas(const Problem<T> &p, std::size_t pad)
+      : q(span_bytes<T>(p.max_q, p.d, p.d + pad)),
+        k(span_bytes<T>(p.max_k, p.d, p.d + pad)),
         s(span_bytes(p.max_q, p.max_k, p.max_k + pad)) {}
 };
 
-using Call = void (*)(const void *ctx, std::size_t n_q, std::size_t n_k, std::size_t d,
-                      const float *q, std::size_t ldq, const float *k, std::size_t ldk, float *s,
-                      std::size_t lds, float scale);
+template <class T>
+using Call = void (*)(const void *ctx, std::size_t n_q, std::size_t n_k, std::size_t d, const T *q,
+                      std::size_t ldq, const T *k, std::size_t ldk, float *s, std::size_t lds,
+                      float scale);
 
 // One call with Q, K and S each flush against a guard (after its end or before its start);
 // checks every element of S exactly and S's row gaps untouched. Returns "" or the first error.
-std::string run_guarded(Areas &areas, const Problem &p, std::size_t n_q, std::size_t n_k,
-                        std::size_t pad, bool flush_end, Call call, const void *ctx,
+template <class T>
+std::string run_guarded(Areas &areas, const Problem<T> &p, std::size_t n_q, std::size_t n_k,
+                        std::size_t pad, bool flush_end, Call<T> call, const void *ctx,
                         const char *who) {
   const std::size_t d = p.d, ldq = d + pad, ldk = d + pad, lds = n_k + pad;
   std::snprintf(g_case, sizeof g_case, "%s: n_q %zu n_k %zu d %zu ld pad %zu, flush against the %s",
                 who, n_q, n_k, d, pad, flush_end ? "guard after" : "guard before");
-  float *q = areas.q.place(span_bytes(n_q, d, ldq), flush_end);
-  float *k = areas.k.place(span_bytes(n_k, d, ldk), flush_end);
+  T *q = areas.q.place<T>(span_bytes<T>(n_q, d, ldq), flush_end);
+  T *k = areas.k.place<T>(span_bytes<T>(n_k, d, ldk), flush_end);
   const std::size_t s_bytes = span_bytes(n_q, n_k, lds);
-  float *s = areas.s.place(s_bytes, flush_end);
+  float *s = areas.s.place<float>(s_bytes, flush_end);
   put(q, p.q.data(), n_q, d, ldq);
   put(k, p.k.data(), n_k, d, ldk);
   std::fill(s, s + s_bytes / sizeof(float), testing::from_bits(testing::kGuardBits));
@@ -205,6 +225,53 @@ void call_kernel(const void *ctx, std::size_t n_q, std::size_t n_k, std::size_t 
                  float scale) {
   attnscore::run_f32(*static_cast<const KernelF32 *>(ctx), n_q, n_k, d, q, ldq, k, ldk, s, lds,
                      scale);
+}
+
+#if ATTNSCORE_HAVE_F16
+void call_kernel_f16(const void *ctx, std::size_t n_q, std::size_t n_k, std::size_t d,
+                     const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k,
+                     std::size_t ldk, float *s, std::size_t lds, float scale) {
+  attnscore::run_f16(*static_cast<const attnscore::KernelF16 *>(ctx), n_q, n_k, d, q, ldq, k, ldk,
+                     s, lds, scale);
+}
+#endif
+
+#if ATTNSCORE_HAVE_S8
+const float kOne = 1.0f;
+void call_kernel_s8(const void *ctx, std::size_t n_q, std::size_t n_k, std::size_t d,
+                    const std::int8_t *q, std::size_t ldq, const std::int8_t *k, std::size_t ldk,
+                    float *s, std::size_t lds, float scale) {
+  attnscore::run_s8(*static_cast<const attnscore::KernelS8 *>(ctx), n_q, n_k, d, q, ldq, &kOne, 0,
+                    k, ldk, &kOne, 0, s, lds, scale);
+}
+#endif
+
+// Every kernel of one dtype: each shape up to two tiles plus one for short d, the tile edges
+// for long d, tight and padded strides, flush against the guard after and before.
+template <class T, class Kernel>
+void sweep_kernel(const Kernel *kernel, std::size_t mr, std::size_t nr, Call<T> call) {
+  FaultReporter reporter;
+  std::mt19937 rng(2024);
+  const std::size_t max_q = 2 * mr + 1, max_k = 2 * nr + 1;
+  std::size_t cases = 0;
+  auto sweep = [&](std::size_t d, const std::vector<std::size_t> &qs,
+                   const std::vector<std::size_t> &ks) {
+    const Problem<T> p(max_q, max_k, d, rng);
+    for (std::size_t pad : {0, 3}) {
+      Areas areas(p, pad);
+      for (bool flush_end : {true, false})
+        for (std::size_t n_q : qs)
+          for (std::size_t n_k : ks) {
+            const std::string err =
+                run_guarded<T>(areas, p, n_q, n_k, pad, flush_end, call, kernel, kernel->name);
+            if (!err.empty()) FAIL(err);
+            ++cases;
+          }
+    }
+  };
+  for (std::size_t d : short_d()) sweep(d, all_up_to(max_q), all_up_to(max_k));
+  for (std::size_t d : kLongD) sweep(d, edges(mr), edges(nr));
+  CHECK(cases > 0);
 }
 
 // The C API, or (ctx non-null) the C++ wrapper. Every call here is valid: any other status
@@ -234,59 +301,205 @@ using testing::runnable_levels;
 TEST_CASE("every f32 kernel: Q, K and S flush against guard pages", "[guard][kernels][f32]") {
   const KernelF32 *kernel = GENERATE(from_range(usable_f32()));
   CAPTURE(kernel->name);
-  FaultReporter reporter;
-  std::mt19937 rng(2024);
-  const std::size_t max_q = 2 * kernel->mr + 1, max_k = 2 * kernel->nr + 1;
-  std::size_t cases = 0;
-  auto sweep = [&](std::size_t d, const std::vector<std::size_t> &qs,
-                   const std::vector<std::size_t> &ks) {
-    const Problem p(max_q, max_k, d, rng);
-    for (std::size_t pad : {0, 3}) {
-      Areas areas(p, pad);
-      for (bool flush_end : {true, false})
-        for (std::size_t n_q : qs)
-          for (std::size_t n_k : ks) {
-            const std::string err =
-                run_guarded(areas, p, n_q, n_k, pad, flush_end, call_kernel, kernel, kernel->name);
-            if (!err.empty()) FAIL(err);
-            ++cases;
-          }
-    }
-  };
-  for (std::size_t d : short_d()) sweep(d, all_up_to(max_q), all_up_to(max_k));
-  for (std::size_t d : kLongD) sweep(d, edges(kernel->mr), edges(kernel->nr));
-  CHECK(cases > 0);
+  sweep_kernel<float>(kernel, kernel->mr, kernel->nr, call_kernel);
 }
 
-TEST_CASE("public API at every level: Q, K and S flush against guard pages", "[guard][api]") {
+#if ATTNSCORE_HAVE_F16
+TEST_CASE("every f16 kernel: Q, K and S flush against guard pages", "[guard][kernels][f16]") {
+  const attnscore::KernelF16 *kernel = GENERATE(from_range(testing::usable_kernels_f16()));
+  CAPTURE(kernel->name);
+  sweep_kernel<std::uint16_t>(kernel, kernel->f32->mr, kernel->f32->nr, call_kernel_f16);
+}
+#endif
+
+#if ATTNSCORE_HAVE_S8
+TEST_CASE("every int8 kernel: Q, K and S flush against guard pages", "[guard][kernels][s8]") {
+  const attnscore::KernelS8 *kernel = GENERATE(from_range(testing::usable_kernels_s8()));
+  CAPTURE(kernel->name);
+  sweep_kernel<std::int8_t>(kernel, kernel->mr, kernel->nr, call_kernel_s8);
+}
+#endif
+
+namespace {
+
+// The public call of one dtype at every runnable level, around the tile edges of the kernel it
+// picks (whose mr and nr `tile` gives for the kernel name).
+template <class T>
+void sweep_api(attnscore_dtype dtype, Call<T> call, const char *who,
+               void (*tile)(const std::string &, std::size_t *, std::size_t *)) {
   CapGuard cap;
   const attnscore_level level = GENERATE(from_range(runnable_levels()));
   REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
-  const std::string name = attnscore_kernel_name(ATTNSCORE_DTYPE_F32);
+  const std::string name = attnscore_kernel_name(dtype);
   CAPTURE(name);
-  // The chosen kernel's tile, for the shapes around its edges.
-  const KernelF32 *kernel = testing::kernel_f32(name);
-  REQUIRE(kernel != nullptr);
+  std::size_t mr = 0, nr = 0;
+  tile(name, &mr, &nr);
+  REQUIRE(mr != 0);
   FaultReporter reporter;
   std::mt19937 rng(77);
-  const std::vector<std::size_t> qs = edges(kernel->mr), ks = edges(kernel->nr);
+  const std::vector<std::size_t> qs = edges(mr), ks = edges(nr);
   std::vector<std::size_t> ds = short_d();
   ds.insert(ds.end(), std::begin(kLongD), std::end(kLongD));
-  const int cpp = 1;  // any non-null context selects the C++ wrapper
   unsigned variant = 0;
   for (std::size_t d : ds) {
-    const Problem p(qs.back(), ks.back(), d, rng);
+    const Problem<T> p(qs.back(), ks.back(), d, rng);
     for (std::size_t pad : {0, 1}) {
       Areas areas(p, pad);
       for (bool flush_end : {true, false})
         for (std::size_t n_q : qs)
           for (std::size_t n_k : ks) {
-            const bool use_cpp = ++variant % 2 == 0;
-            const std::string err =
-                run_guarded(areas, p, n_q, n_k, pad, flush_end, call_api, use_cpp ? &cpp : nullptr,
-                            use_cpp ? "attnscore::scores" : "C API");
+            // ctx alternates null and non-null (the f32 call's C++ wrapper).
+            const bool alt = ++variant % 2 == 0;
+            const std::string err = run_guarded<T>(areas, p, n_q, n_k, pad, flush_end, call,
+                                                   alt ? &variant : nullptr, who);
             if (!err.empty()) FAIL(err);
           }
     }
   }
+}
+
+void tile_f32(const std::string &name, std::size_t *mr, std::size_t *nr) {
+  const KernelF32 *k = testing::kernel_f32(name);
+  if (k != nullptr) *mr = k->mr, *nr = k->nr;
+}
+
+}  // namespace
+
+TEST_CASE("public API at every level: Q, K and S flush against guard pages", "[guard][api]") {
+  sweep_api<float>(ATTNSCORE_DTYPE_F32, call_api, "C API or attnscore::scores", tile_f32);
+}
+
+#if ATTNSCORE_HAVE_F16
+namespace {
+void call_api_f16(const void *, std::size_t n_q, std::size_t n_k, std::size_t d,
+                  const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
+                  float *s, std::size_t lds, float scale) {
+  const attnscore_status st = attnscore_scores_f16(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
+  if (st != ATTNSCORE_OK) {
+    std::fprintf(stderr, "%s: status %d\n", g_case, st);
+    std::abort();
+  }
+}
+
+void tile_f16(const std::string &name, std::size_t *mr, std::size_t *nr) {
+  for (const attnscore::KernelF16 *k : testing::usable_kernels_f16())
+    if (name == k->name) *mr = k->f32->mr, *nr = k->f32->nr;
+}
+
+}  // namespace
+
+TEST_CASE("public f16 API at every level: Q, K and S flush against guard pages", "[guard][api]") {
+  sweep_api<std::uint16_t>(ATTNSCORE_DTYPE_F16, call_api_f16, "attnscore_scores_f16", tile_f16);
+}
+#endif
+
+#if ATTNSCORE_HAVE_S8
+namespace {
+// Per-tensor scales, or (ctx non-null) one scale per row and per key (all 1), read from arrays
+// that end against a guard page too.
+void call_api_s8(const void *ctx, std::size_t n_q, std::size_t n_k, std::size_t d,
+                 const std::int8_t *q, std::size_t ldq, const std::int8_t *k, std::size_t ldk,
+                 float *s, std::size_t lds, float scale) {
+  static GuardedArea qs_area(256 * sizeof(float)), ks_area(256 * sizeof(float));
+  const std::size_t qn = ctx != nullptr ? n_q : 1, kn = ctx != nullptr ? n_k : 1;
+  float *qs = qs_area.place<float>(qn * sizeof(float), true);
+  float *ks = ks_area.place<float>(kn * sizeof(float), true);
+  std::fill(qs, qs + qn, 1.0f);
+  std::fill(ks, ks + kn, 1.0f);
+  const attnscore_status st =
+      attnscore_scores_s8(n_q, n_k, d, q, ldq, qs, qn, k, ldk, ks, kn, s, lds, scale);
+  if (st != ATTNSCORE_OK) {
+    std::fprintf(stderr, "%s: status %d\n", g_case, st);
+    std::abort();
+  }
+}
+
+void tile_s8(const std::string &name, std::size_t *mr, std::size_t *nr) {
+  for (const attnscore::KernelS8 *k : testing::usable_kernels_s8())
+    if (name == k->name) *mr = k->mr, *nr = k->nr;
+}
+
+}  // namespace
+
+TEST_CASE("public int8 API at every level: Q, K, S and scales flush against guard pages",
+          "[guard][api]") {
+  sweep_api<std::int8_t>(ATTNSCORE_DTYPE_S8, call_api_s8, "attnscore_scores_s8", tile_s8);
+}
+#endif
+
+namespace {
+
+// One attention call on dense [heads][rows][cols] tensors, each flush against a guard: masked
+// scores -Inf, the others the exact scores (small integers), or, with the softmax, weights in
+// [0, 1] summing to 1 (0 for a row with every key masked).
+std::string run_attention(std::size_t hq, std::size_t hkv, std::size_t n_q, std::size_t n_k,
+                          std::size_t d, unsigned mask, unsigned flags, bool flush_end,
+                          std::mt19937 &rng) {
+  std::snprintf(g_case, sizeof g_case,
+                "attention heads %zu/%zu n_q %zu n_k %zu d %zu mask %u flags %u, flush against the "
+                "%s",
+                hq, hkv, n_q, n_k, d, mask, flags, flush_end ? "guard after" : "guard before");
+  const std::size_t nq = hq * n_q * d, nk = hkv * n_k * d, ns = hq * n_q * n_k;
+  GuardedArea qa(nq * sizeof(float)), ka(nk * sizeof(float)), sa(ns * sizeof(float));
+  float *q = qa.place<float>(nq * sizeof(float), flush_end);
+  float *k = ka.place<float>(nk * sizeof(float), flush_end);
+  float *s = sa.place<float>(ns * sizeof(float), flush_end);
+  std::uniform_int_distribution<int> dist(-3, 3);
+  for (std::size_t x = 0; x < nq; ++x) q[x] = static_cast<float>(dist(rng));
+  for (std::size_t x = 0; x < nk; ++x) k[x] = static_cast<float>(dist(rng));
+  attnscore_attention_desc desc = attnscore_attention_desc_dense(hq, hkv, n_q, n_k, d);
+  desc.mask = mask, desc.flags = flags, desc.window = 3,
+  desc.pos_offset = n_k > n_q ? n_k - n_q : 0;
+  if (attnscore_attention_f32(&desc, q, k, s) != ATTNSCORE_OK)
+    return g_case + std::string(": error");
+  const float scale = attnscore_default_scale(d);
+  const std::size_t g = hq / hkv;
+  for (std::size_t h = 0; h < hq; ++h)
+    for (std::size_t i = 0; i < n_q; ++i) {
+      const std::size_t p = desc.pos_offset + i;
+      double sum = 0;
+      bool any = false;
+      for (std::size_t j = 0; j < n_k; ++j) {
+        const bool seen = mask == 0 || (j <= p && (!(mask & 2) || p - j < desc.window));
+        const float got = s[(h * n_q + i) * n_k + j];
+        double want = 0;
+        for (std::size_t t = 0; t < d; ++t)
+          want += static_cast<double>(q[(h * n_q + i) * d + t]) * k[((h / g) * n_k + j) * d + t];
+        const float exact = static_cast<float>(want * scale);
+        bool ok;
+        if (flags != 0)
+          ok = seen ? got >= 0.0f && got <= 1.0f : got == 0.0f;
+        else
+          ok = seen ? testing::to_bits(got) == testing::to_bits(exact) : got == -INFINITY;
+        if (!ok) {
+          char msg[96];
+          std::snprintf(msg, sizeof msg, ": S[%zu][%zu][%zu] = %.9g", h, i, j,
+                        static_cast<double>(got));
+          return g_case + std::string(msg);
+        }
+        sum += got, any |= seen;
+      }
+      if (flags != 0 && any && std::fabs(sum - 1.0) > 1e-4)
+        return g_case + std::string(": a row of weights does not sum to 1");
+    }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("attention at every level: Q, K and S flush against guard pages", "[guard][api]") {
+  CapGuard cap;
+  const attnscore_level level = GENERATE(from_range(runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  FaultReporter reporter;
+  std::mt19937 rng(5);
+  for (std::size_t d : {1, 8, 17, 129})
+    for (std::size_t n_q : {1, 7, 17})
+      for (std::size_t n_k : {1, 16, 33, 70})
+        for (unsigned mask = 0; mask < 4; ++mask)
+          for (unsigned flags = 0; flags < 2; ++flags)
+            for (bool flush_end : {true, false}) {
+              const std::string err = run_attention(4, 2, n_q, n_k, d, mask, flags, flush_end, rng);
+              if (!err.empty()) FAIL(err);
+            }
 }
