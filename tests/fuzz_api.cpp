@@ -2462,8 +2462,9 @@ int fuzz_kcache(Input &in, int) {
   const bool raw_fits = checked_mul(capacity, d, &raw) && checked_mul(raw, sizeof(T), &raw);
   if (d == 0 || capacity == 0 || !raw_fits || d > C::kMaxD) {
     if (need != 0) fail("returned %zu, expected 0", need);
-  } else if (std::size_t pad;
-             checked_mul(capacity + 64, d, &pad) && pad <= SIZE_MAX / 8 &&
+  } else if (std::size_t pad, cap64;
+             checked_add(capacity, 64, &cap64) && checked_mul(cap64, d, &pad) &&
+             pad <= SIZE_MAX / 8 &&
              need < raw) {  // (room for a panel of up to 64 keys of padding and a header)
     fail("returned %zu, below the keys' %zu bytes", need, raw);
   }
