@@ -2463,9 +2463,9 @@ int fuzz_kcache(Input &in, int) {
   if (d == 0 || capacity == 0 || !raw_fits || d > C::kMaxD) {
     if (need != 0) fail("returned %zu, expected 0", need);
   } else if (std::size_t pad, cap64;
-             checked_add(capacity, 64, &cap64) && checked_mul(cap64, d, &pad) &&
+             checked_add(capacity, 64, &cap64) && checked_mul(cap64, d + 16, &pad) &&
              pad <= SIZE_MAX / 8 &&
-             need < raw) {  // (room for a panel of up to 64 keys of padding and a header)
+             need < raw) {  // (room for 64 padding keys, a header and per-key sums and scales)
     fail("returned %zu, below the keys' %zu bytes", need, raw);
   }
 
