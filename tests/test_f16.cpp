@@ -30,6 +30,11 @@ TEST_CASE("f16 left out of the build: every f16 call says so", "[f16][api]") {
   CHECK(attnscore_f16_to_f32(1, h, f) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
   CHECK(attnscore_f32_to_f16(1, f, out16) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
   CHECK(attnscore_kcache_f16_bytes(4, 4) == 0);
+  CHECK(attnscore_scores_f16_ex(1, 1, 1, h, 1, h + 1, 1, s, 1, 0, ATTNSCORE_F16_ACCUMULATE_F16) ==
+        ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_scores_f16_to_f16_ex(1, 1, 1, h, 1, h + 1, 1, out16, 1, 0, 0) ==
+        ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_f16_accumulation_available() == 0);
   CHECK(s[0] == 0.0f);
   CHECK(out16[0] == 0);
 }
