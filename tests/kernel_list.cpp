@@ -45,9 +45,19 @@ std::vector<const K *> usable_kernels(const K *const *table, std::size_t n) {
 
 std::vector<const attnscore::KernelF16 *> usable_kernels_f16() {
 #if ATTNSCORE_HAVE_F16
+  // Rows may need features beyond their level's (FP16 arithmetic): cpu_runs checks both.
   std::size_t n;
   const attnscore::KernelF16 *const *table = attnscore::kernels_f16(&n);
-  return usable_kernels(table, n);
+  std::vector<const attnscore::KernelF16 *> usable;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (attnscore::cpu_runs(*table[i]))
+      usable.push_back(table[i]);
+    else
+      WARN("not run (CPU lacks " << attnscore_level_name(table[i]->level)
+                                 << (table[i]->features ? " or FP16 arithmetic" : "")
+                                 << "): " << table[i]->name);
+  }
+  return usable;
 #else
   WARN("f16 not built (ATTNSCORE_ENABLE_F16=OFF): no f16 kernel to test");
   return {};

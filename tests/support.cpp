@@ -85,6 +85,56 @@ double contract_bound(std::size_t d, double gauge, float scale) {
   return gamma * gauge + eta;
 }
 
+double f16acc_bound(std::size_t d, double gauge, float scale) {
+  const double u = std::ldexp(1.0, -11);
+  const double n = static_cast<double>((d + 7) / 8 + 3 + 1);
+  if (n * u >= 1.0) return HUGE_VAL;
+  const double gamma = n * u / (1.0 - n * u);
+  return gamma * gauge + n * std::ldexp(1.0, -14) * std::fabs(static_cast<double>(scale)) +
+         static_cast<double>(std::numeric_limits<float>::min());
+}
+
+namespace {
+
+// Guards of S unchanged, then `ok(i, j, got, want)` for every element; "" or the first failure.
+template <class Ok, class Bound>
+std::string check_each(const Buffer &s, const Reference &ref, Ok ok, Bound bound) {
+  char msg[256];
+  for (std::size_t idx = 0; idx < s.mem.size(); ++idx) {
+    if (!s.in_matrix(idx) && to_bits(s.mem[idx]) != kGuardBits) {
+      std::snprintf(msg, sizeof msg, "guard cell %zu (matrix starts at %zu, ld %zu) overwritten",
+                    idx, s.off, s.ld);
+      return msg;
+    }
+  }
+  for (std::size_t i = 0; i < s.rows; ++i) {
+    for (std::size_t j = 0; j < s.cols; ++j) {
+      const float got = s.at(i, j);
+      const double want = ref.value(i, j);
+      if (!ok(i, j, got, want)) {
+        std::snprintf(msg, sizeof msg, "S[%zu][%zu] = %.9g, reference %.9g, bound %.3g", i, j,
+                      static_cast<double>(got), want, bound(i, j));
+        return msg;
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string check_scores_f16acc(const Buffer &s, const Reference &ref, std::size_t d, float scale) {
+  auto bound = [&](std::size_t i, std::size_t j) {
+    return f16acc_bound(d, ref.gauge(i, j), scale);
+  };
+  return check_each(
+      s, ref,
+      [&](std::size_t i, std::size_t j, float got, double want) {
+        return std::fabs(got - want) <= bound(i, j);
+      },
+      bound);
+}
+
 std::string check_scores(const Buffer &s, const Reference &ref, std::size_t d, float scale,
                          bool exact) {
   char msg[256];

@@ -82,6 +82,13 @@ Reference reference(const Buffer &q, const Buffer &k, std::size_t d, float scale
 // The numerical contract: gamma(d+1) * P + (2d+2) * FLT_MIN * max(1, |scale|).
 double contract_bound(std::size_t d, double gauge, float scale);
 
+// The bound of the opt-in f16 accumulation (README, "f16 accumulation"): with u = 2^-11 and
+// m = ceil(d / 8) + 3 roundings to binary16 per product, gamma16(m + 1) * P + (m + 1) * 2^-14 *
+// |scale| + FLT_MIN.
+double f16acc_bound(std::size_t d, double gauge, float scale);
+// check_scores with that bound (guards checked the same way).
+std::string check_scores_f16acc(const Buffer &s, const Reference &ref, std::size_t d, float scale);
+
 // Checks S against the reference: exact (bit-identical to fl(R)) or within the contract, and
 // every element of the S buffer outside the matrix still holding kGuardBits. Returns "" when
 // all is well, else a description of the first failure.

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -29,6 +30,11 @@ TEST_CASE("f16 left out of the build: every f16 call says so", "[f16][api]") {
   CHECK(attnscore_f16_to_f32(1, h, f) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
   CHECK(attnscore_f32_to_f16(1, f, out16) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
   CHECK(attnscore_kcache_f16_bytes(4, 4) == 0);
+  CHECK(attnscore_scores_f16_ex(1, 1, 1, h, 1, h + 1, 1, s, 1, 0, ATTNSCORE_F16_ACCUMULATE_F16) ==
+        ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_scores_f16_to_f16_ex(1, 1, 1, h, 1, h + 1, 1, out16, 1, 0, 0) ==
+        ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_f16_accumulation_available() == 0);
   CHECK(s[0] == 0.0f);
   CHECK(out16[0] == 0);
 }
@@ -42,7 +48,14 @@ namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-std::vector<const KernelF16 *> usable_f16() { return testing::usable_kernels_f16(); }
+// The f32-accumulating kernels (the f16-accumulating rows have no converters or key cache; the
+// kernel tester sweeps them all).
+std::vector<const KernelF16 *> usable_f16() {
+  std::vector<const KernelF16 *> out;
+  for (const KernelF16 *k : testing::usable_kernels_f16())
+    if (k->acc == nullptr) out.push_back(k);
+  return out;
+}
 
 // armv7 NEON always returns the default NaN (no payload, positive); every other converter keeps
 // the sign and payload of a NaN and makes it quiet.
@@ -491,6 +504,142 @@ TEST_CASE("f16 bad input: its own status, nothing written", "[f16][api][errors]"
         ATTNSCORE_ERR_BAD_CACHE);
   CHECK(attnscore_kcache_f16_dim(shifted) == 0);
   for (float x : out) CHECK(x == 3.0f);
+}
+
+namespace {
+
+// Whether ATTNSCORE_F16_ACCUMULATE_F16 should accumulate in binary16 under `cap`, from the
+// features detected (independent of the registry): an f16-accumulating kernel compiled, FP16
+// arithmetic (FPHP and ASIMDHP) and a cap at neon or above.
+bool expect_f16acc(attnscore_level cap) {
+  const std::uint64_t fp16 = ATTNSCORE_CPU_FPHP | ATTNSCORE_CPU_ASIMDHP;
+  return ATTNSCORE_HAVE_NEON_FP16ACC && (attnscore_cpu_features() & fp16) == fp16 &&
+         cap != ATTNSCORE_LEVEL_SCALAR;
+}
+
+}  // namespace
+
+TEST_CASE("f16 accumulation: opt-in, within its bound, or the f32 call's bits where unavailable",
+          "[f16][api][f16acc]") {
+  CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  const bool avail = attnscore_f16_accumulation_available() != 0;
+  CAPTURE(attnscore_level_name(level), attnscore::active_kernel_f16acc().name, avail);
+  REQUIRE(avail == expect_f16acc(level));
+  CHECK((attnscore::active_kernel_f16acc().acc != nullptr) == avail);
+  // Never the default: the plain call keeps its f32-accumulating kernel.
+  CHECK(attnscore::active_kernel_f16().acc == nullptr);
+  std::mt19937 rng(23);
+  std::size_t differ = 0;
+  for (const std::size_t n_q : {1, 2, 3, 4, 5, 9}) {
+    for (const std::size_t d : {1, 7, 8, 9, 64, 128, 300}) {
+      const std::size_t n_k = 19 + n_q;
+      testing::Buffer q(n_q, d, d + 1, 1, kNaN), k(n_k, d, d + 3, 2, kNaN);
+      testing::fill_uniform(q, rng);
+      testing::fill_uniform(k, rng);
+      std::vector<std::uint16_t> qh(q.mem.size()), kh(k.mem.size());
+      for (std::size_t i = 0; i < q.mem.size(); ++i) {
+        qh[i] = testing::f16_nearest(q.mem[i]);
+        q.mem[i] = static_cast<float>(testing::f16_value(qh[i]));
+      }
+      for (std::size_t i = 0; i < k.mem.size(); ++i) {
+        kh[i] = testing::f16_nearest(k.mem[i]);
+        k.mem[i] = static_cast<float>(testing::f16_value(kh[i]));
+      }
+      testing::Buffer s(n_q, n_k, n_k + 2, 3, testing::from_bits(testing::kGuardBits));
+      std::vector<float> plain(n_q * n_k);
+      const float scale = 0.3f;
+      REQUIRE(attnscore_scores_f16_ex(n_q, n_k, d, qh.data() + 1, q.ld, kh.data() + 2, k.ld,
+                                      s.data(), s.ld, scale,
+                                      ATTNSCORE_F16_ACCUMULATE_F16) == ATTNSCORE_OK);
+      REQUIRE(attnscore_scores_f16(n_q, n_k, d, qh.data() + 1, q.ld, kh.data() + 2, k.ld,
+                                   plain.data(), n_k, scale) == ATTNSCORE_OK);
+      CAPTURE(n_q, d);
+      const testing::Reference ref = testing::reference(q, k, d, scale);
+      CHECK(testing::check_scores_f16acc(s, ref, d, scale) == "");
+      bool same = true;
+      for (std::size_t i = 0; i < n_q; ++i)
+        for (std::size_t j = 0; j < n_k; ++j)
+          same = same && testing::to_bits(s.at(i, j)) == testing::to_bits(plain[i * n_k + j]);
+      if (!avail) CHECK(same);  // the fallback: exactly the f32-accumulating call
+      differ += !same;
+      // The f16 output: each f32 score of the same call rounded once.
+      std::vector<std::uint16_t> s16(n_q * n_k, 0xa5a5);
+      REQUIRE(attnscore_scores_f16_to_f16_ex(n_q, n_k, d, qh.data() + 1, q.ld, kh.data() + 2, k.ld,
+                                             s16.data(), n_k, scale,
+                                             ATTNSCORE_F16_ACCUMULATE_F16) == ATTNSCORE_OK);
+      std::size_t bad = 0;
+      for (std::size_t i = 0; i < n_q; ++i)
+        for (std::size_t j = 0; j < n_k; ++j)
+          bad += s16[i * n_k + j] != testing::f16_nearest(s.at(i, j));
+      CHECK(bad == 0);
+    }
+  }
+  // Where it is available, f16 accumulation really happened: most shapes round differently.
+  if (avail) CHECK(differ > 20);
+}
+
+TEST_CASE("f16 accumulation overflows past 65504 (f32 accumulation does not)",
+          "[f16][api][f16acc][ieee]") {
+  CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  const bool avail = attnscore_f16_accumulation_available() != 0;
+  CAPTURE(attnscore_level_name(level), avail);
+  for (const std::size_t n_q : {1, 9}) {
+    const std::size_t d = 2, n_k = 3;
+    // Keys (65504, 65504), (-65504, -65504), (1, 1); every query (1, 1).
+    const std::uint16_t keys[n_k * d] = {0x7bff, 0x7bff, 0xfbff, 0xfbff, 0x3c00, 0x3c00};
+    std::vector<std::uint16_t> q(n_q * d, 0x3c00);
+    std::vector<float> s(n_q * n_k, kNaN), plain(n_q * n_k, kNaN);
+    REQUIRE(attnscore_scores_f16_ex(n_q, n_k, d, q.data(), d, keys, d, s.data(), n_k, 1.0f,
+                                    ATTNSCORE_F16_ACCUMULATE_F16) == ATTNSCORE_OK);
+    REQUIRE(attnscore_scores_f16_ex(n_q, n_k, d, q.data(), d, keys, d, plain.data(), n_k, 1.0f,
+                                    0) == ATTNSCORE_OK);
+    const float inf = std::numeric_limits<float>::infinity();
+    CAPTURE(n_q);
+    for (std::size_t i = 0; i < n_q; ++i) {
+      CHECK(plain[i * n_k + 0] == 131008.0f);
+      CHECK(plain[i * n_k + 1] == -131008.0f);
+      CHECK(s[i * n_k + 0] == (avail ? inf : 131008.0f));
+      CHECK(s[i * n_k + 1] == (avail ? -inf : -131008.0f));
+      CHECK(s[i * n_k + 2] == 2.0f);
+    }
+  }
+}
+
+TEST_CASE("f16 option bits: unknown bits are ATTNSCORE_ERR_BAD_FLAGS, checked last",
+          "[f16][api][f16acc][errors]") {
+  std::vector<std::uint16_t> q(8, 0x3c00), k(8, 0x3c00), s16(4, 0xa5a5);
+  std::vector<float> s(4, 3.0f);
+  for (const unsigned flags : {2u, 0x80000000u, ATTNSCORE_F16_ACCUMULATE_F16 | 4u}) {
+    CAPTURE(flags);
+    CHECK(attnscore_scores_f16_ex(2, 2, 4, q.data(), 4, k.data(), 4, s.data(), 2, 0, flags) ==
+          ATTNSCORE_ERR_BAD_FLAGS);
+    CHECK(attnscore_scores_f16_to_f16_ex(2, 2, 4, q.data(), 4, k.data(), 4, s16.data(), 2, 0,
+                                         flags) == ATTNSCORE_ERR_BAD_FLAGS);
+    // The other checks come first; n_q == 0 is a no-op whatever the rest.
+    CHECK(attnscore_scores_f16_ex(2, 2, 4, nullptr, 4, k.data(), 4, s.data(), 2, 0, flags) ==
+          ATTNSCORE_ERR_NULL_POINTER);
+    CHECK(attnscore_scores_f16_ex(2, 2, 4, q.data(), 4, k.data(), 4, s.data(), 1, 0, flags) ==
+          ATTNSCORE_ERR_BAD_LDS);
+    CHECK(attnscore_scores_f16_ex(0, 2, 4, q.data(), 4, k.data(), 4, s.data(), 2, 0, flags) ==
+          ATTNSCORE_OK);
+  }
+  for (float x : s) CHECK(x == 3.0f);
+  for (std::uint16_t x : s16) CHECK(x == 0xa5a5);
+}
+
+TEST_CASE("f16 accumulation on the emulated CPUs: the kernel each gets", "[f16][api][f16acc]") {
+  const char *expect = std::getenv("ATTNSCORE_EXPECT_F16ACC_KERNEL");
+  if (expect == nullptr || std::getenv("ATTNSCORE_MAX_LEVEL") != nullptr) {
+    SUCCEED("asserted by the emulator entries (ctest sets ATTNSCORE_EXPECT_F16ACC_KERNEL)");
+    return;
+  }
+  CHECK(std::string(attnscore::active_kernel_f16acc().name) == expect);
+  CHECK(attnscore_f16_accumulation_available() ==
+        (attnscore::active_kernel_f16acc().acc != nullptr));
 }
 
 TEST_CASE("C++ f16 views and key cache", "[f16][api]") {

@@ -10,6 +10,14 @@ namespace attnscore {
 void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
              const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
              float *s, std::size_t lds, float scale) noexcept {
+  if (kernel.acc != nullptr) {
+    // f16 accumulation: raw Q and K, acc_mr rows at a time against every key.
+    for (std::size_t i = 0; i < n_q; i += kernel.acc_mr) {
+      const std::size_t rows = n_q - i < kernel.acc_mr ? n_q - i : kernel.acc_mr;
+      kernel.acc(rows, n_k, d, q + i * ldq, ldq, k, ldk, s + i * lds, lds, scale);
+    }
+    return;
+  }
   const KernelF32 &f32 = *kernel.f32;
   if (n_q <= kDecodeRows && n_q < f32.mr) {
     // Decode: raw K streamed once and converted in registers, no panel.
@@ -53,6 +61,13 @@ attnscore_status check_f16_call(std::size_t n_q, std::size_t n_k, std::size_t d,
 // Floats of S computed at a time by attnscore_scores_f16_to_f16 before rounding them to f16.
 constexpr std::size_t kOutFloats = 2048;
 
+constexpr unsigned kF16Flags = ATTNSCORE_F16_ACCUMULATE_F16;
+
+// The kernel a call with `flags` runs (f16 accumulation only where the CPU and cap allow it).
+const KernelF16 &kernel_for(unsigned flags) noexcept {
+  return (flags & ATTNSCORE_F16_ACCUMULATE_F16) ? active_kernel_f16acc() : active_kernel_f16();
+}
+
 }  // namespace
 }  // namespace attnscore
 
@@ -63,23 +78,40 @@ extern "C" {
 attnscore_status attnscore_scores_f16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
                                       size_t ldq, const uint16_t *k, size_t ldk, float *s,
                                       size_t lds, float scale) {
+  return attnscore_scores_f16_ex(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, 0);
+}
+
+attnscore_status attnscore_scores_f16_ex(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
+                                         size_t ldq, const uint16_t *k, size_t ldk, float *s,
+                                         size_t lds, float scale, unsigned flags) {
   if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
   const attnscore_status st = check_f16_call(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, 4);
   if (st != ATTNSCORE_OK) return st;
+  if (flags & ~kF16Flags) return ATTNSCORE_ERR_BAD_FLAGS;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
-  run_f16(active_kernel_f16(), n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
+  run_f16(kernel_for(flags), n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
   return ATTNSCORE_OK;
 }
 
 attnscore_status attnscore_scores_f16_to_f16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
                                              size_t ldq, const uint16_t *k, size_t ldk, uint16_t *s,
                                              size_t lds, float scale) {
+  return attnscore_scores_f16_to_f16_ex(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, 0);
+}
+
+attnscore_status attnscore_scores_f16_to_f16_ex(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
+                                                size_t ldq, const uint16_t *k, size_t ldk,
+                                                uint16_t *s, size_t lds, float scale,
+                                                unsigned flags) {
   if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
   const attnscore_status st = check_f16_call(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale, 2);
   if (st != ATTNSCORE_OK) return st;
+  if (flags & ~kF16Flags) return ATTNSCORE_ERR_BAD_FLAGS;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
-  const KernelF16 &kernel = active_kernel_f16();
-  // Blocks of S in f32 on the stack, each element the bits attnscore_scores_f16 gives (any
+  const KernelF16 &kernel = kernel_for(flags);
+  // The converter of the f32-accumulating kernel (an f16-accumulating row has none).
+  const ToF16Fn to_f16 = active_kernel_f16().to_f16;
+  // Blocks of S in f32 on the stack, each element the bits attnscore_scores_f16(_ex) gives (any
   // block of S is computed as in the whole call), then rounded once to f16.
   alignas(64) float block[kOutFloats];
   const std::size_t rb = n_q < 32 ? n_q : 32, cb = kOutFloats / rb;
@@ -88,12 +120,13 @@ attnscore_status attnscore_scores_f16_to_f16(size_t n_q, size_t n_k, size_t d, c
     for (std::size_t j = 0; j < n_k; j += cb) {
       const std::size_t cols = n_k - j < cb ? n_k - j : cb;
       run_f16(kernel, rows, cols, d, q + i * ldq, ldq, k + j * ldk, ldk, block, cols, scale);
-      for (std::size_t r = 0; r < rows; ++r)
-        kernel.to_f16(cols, block + r * cols, s + (i + r) * lds + j);
+      for (std::size_t r = 0; r < rows; ++r) to_f16(cols, block + r * cols, s + (i + r) * lds + j);
     }
   }
   return ATTNSCORE_OK;
 }
+
+int attnscore_f16_accumulation_available(void) { return active_kernel_f16acc().acc != nullptr; }
 
 attnscore_status attnscore_f16_to_f32(size_t n, const uint16_t *src, float *dst) {
   if (n == 0) return ATTNSCORE_OK;

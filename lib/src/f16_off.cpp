@@ -15,6 +15,20 @@ attnscore_status attnscore_scores_f16_to_f16(size_t, size_t, size_t, const uint1
   return ATTNSCORE_ERR_UNKNOWN_DTYPE;
 }
 
+attnscore_status attnscore_scores_f16_ex(size_t, size_t, size_t, const uint16_t *, size_t,
+                                         const uint16_t *, size_t, float *, size_t, float,
+                                         unsigned) {
+  return ATTNSCORE_ERR_UNKNOWN_DTYPE;
+}
+
+attnscore_status attnscore_scores_f16_to_f16_ex(size_t, size_t, size_t, const uint16_t *, size_t,
+                                                const uint16_t *, size_t, uint16_t *, size_t, float,
+                                                unsigned) {
+  return ATTNSCORE_ERR_UNKNOWN_DTYPE;
+}
+
+int attnscore_f16_accumulation_available(void) { return 0; }
+
 attnscore_status attnscore_f16_to_f32(size_t, const uint16_t *, float *) {
   return ATTNSCORE_ERR_UNKNOWN_DTYPE;
 }

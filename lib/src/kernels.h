@@ -123,7 +123,15 @@ using CacheDecF16Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d
                                std::size_t stride, float *s, std::size_t lds, float scale) noexcept;
 using ToF32Fn = void (*)(std::size_t n, const std::uint16_t *src, float *dst) noexcept;
 using ToF16Fn = void (*)(std::size_t n, const float *src, std::uint16_t *dst) noexcept;
+// An f16-accumulating kernel (the opt-in ATTNSCORE_F16_ACCUMULATE_F16): `rows` <= acc_mr x any
+// `cols` scores from raw f16 Q and K, summed in binary16, the scale applied in f32.
+using AccF16Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q,
+                          std::size_t ldq, const std::uint16_t *k, std::size_t ldk, float *s,
+                          std::size_t lds, float scale) noexcept;
 
+// A row of the f16 table: an f32-accumulating kernel (acc == nullptr: f32, pack ... to_f16 set),
+// or an f16-accumulating one (acc set, the f32-path members null), which the default choice
+// never takes. `features`: CPU features needed beyond the level's (FP16 arithmetic).
 struct KernelF16 {
   const char *name;
   attnscore_level level;
@@ -134,6 +142,9 @@ struct KernelF16 {
   CacheDecF16Fn cdec;
   ToF32Fn to_f32;
   ToF16Fn to_f16;
+  std::uint64_t features;
+  AccF16Fn acc;
+  std::size_t acc_mr, acc_nr;
 };
 
 extern const KernelF16 qk_f16_4x4__scalar_kernel;
@@ -148,12 +159,21 @@ extern const KernelF16 qk_f16_8x8__neon_kernel;
 #elif ATTNSCORE_HAVE_NEON
 extern const KernelF16 qk_f16_4x12__neon_kernel;
 #endif
+#if ATTNSCORE_HAVE_NEON_FP16ACC
+extern const KernelF16 qk_f16_4x4__neon_fp16acc_kernel;
+#endif
 
 // The f16 table, best first, and the kernel the public API uses now (as for f32).
 const KernelF16 *const *kernels_f16(std::size_t *count) noexcept;
 const KernelF16 &active_kernel_f16() noexcept;
+// The kernel of a call with ATTNSCORE_F16_ACCUMULATE_F16: the first f16-accumulating row this CPU
+// runs under the cap, else (no FP16 arithmetic, cap, build) active_kernel_f16().
+const KernelF16 &active_kernel_f16acc() noexcept;
+// Whether this CPU runs a row: its level and its extra features.
+bool cpu_runs(const KernelF16 &kernel) noexcept;
 
-// The f16 blocking driver (f32 output), as run_f32. Arguments must be valid.
+// The f16 blocking driver (f32 output), as run_f32 (an f16-accumulating kernel: its own tiles
+// over S, no packing). Arguments must be valid.
 void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
              const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
              float *s, std::size_t lds, float scale) noexcept;

@@ -82,8 +82,12 @@ constexpr const KernelF32 *kF32[] = {
 };
 
 #if ATTNSCORE_HAVE_F16
-// Best first, as kF32; no sse2 row: F16C comes with avx2.
+// Best first, as kF32; no sse2 row: F16C comes with avx2. The f16-accumulating rows come first;
+// only a call that asks for f16 accumulation takes them.
 constexpr const KernelF16 *kF16[] = {
+#if ATTNSCORE_HAVE_NEON_FP16ACC
+    &qk_f16_4x4__neon_fp16acc_kernel,
+#endif
 #if ATTNSCORE_HAVE_AVX512
     &qk_f16_8x32__avx512_kernel,
 #endif
@@ -147,7 +151,7 @@ constexpr int kNoApiCap = -1;
 std::atomic<int> g_api_cap{kNoApiCap};  // a level set by attnscore_set_max_level, or none
 std::atomic<const KernelF32 *> g_f32{nullptr};
 #if ATTNSCORE_HAVE_F16
-std::atomic<const KernelF16 *> g_f16{nullptr};
+std::atomic<const KernelF16 *> g_f16{nullptr}, g_f16acc{nullptr};
 #endif
 
 attnscore_level cap_level() noexcept {
@@ -160,16 +164,6 @@ int cap_rank() noexcept {
   return cap == ATTNSCORE_LEVEL_BEST ? kTopRank : level_rank(cap);
 }
 
-// The first row of a table, best first, whose level the CPU runs under the cap (the last row,
-// scalar, is always usable).
-template <class K, std::size_t N>
-const K *choose(const K *const (&table)[N]) noexcept {
-  const int cap = cap_rank();
-  for (const K *row : table)
-    if (level_rank(row->level) <= cap && cpu_supports(row->level)) return row;
-  return table[N - 1];
-}
-
 }  // namespace
 
 #if ATTNSCORE_HAVE_F16
@@ -178,11 +172,38 @@ const KernelF16 *const *kernels_f16(std::size_t *count) noexcept {
   return kF16;
 }
 
+bool cpu_runs(const KernelF16 &kernel) noexcept {
+  static const std::uint64_t features = detect_cpu_features();
+  return cpu_supports(kernel.level) && (kernel.features & ~features) == 0;
+}
+
 const KernelF16 &active_kernel_f16() noexcept {
   const KernelF16 *kernel = g_f16.load(std::memory_order_acquire);
   if (kernel != nullptr) return *kernel;
-  kernel = choose(kF16);
+  const int cap = cap_rank();
+  kernel = kF16[sizeof(kF16) / sizeof(kF16[0]) - 1];  // scalar: always usable
+  for (const KernelF16 *row : kF16) {
+    if (row->acc == nullptr && level_rank(row->level) <= cap && cpu_runs(*row)) {
+      kernel = row;
+      break;
+    }
+  }
   g_f16.store(kernel, std::memory_order_release);
+  return *kernel;
+}
+
+const KernelF16 &active_kernel_f16acc() noexcept {
+  const KernelF16 *kernel = g_f16acc.load(std::memory_order_acquire);
+  if (kernel != nullptr) return *kernel;
+  const int cap = cap_rank();
+  kernel = &active_kernel_f16();  // the fallback: f32 accumulation
+  for (const KernelF16 *row : kF16) {
+    if (row->acc != nullptr && level_rank(row->level) <= cap && cpu_runs(*row)) {
+      kernel = row;
+      break;
+    }
+  }
+  g_f16acc.store(kernel, std::memory_order_release);
   return *kernel;
 }
 #endif
@@ -251,6 +272,7 @@ attnscore_status attnscore_set_max_level(attnscore_level level_in) {
   g_f32.store(nullptr, std::memory_order_release);
 #if ATTNSCORE_HAVE_F16
   g_f16.store(nullptr, std::memory_order_release);
+  g_f16acc.store(nullptr, std::memory_order_release);
 #endif
 #if ATTNSCORE_HAVE_S8
   g_s8.store(nullptr, std::memory_order_release);

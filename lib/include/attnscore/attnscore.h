@@ -316,6 +316,32 @@ attnscore_status attnscore_scores_f16_to_f16(size_t n_q, size_t n_k, size_t d, c
                                              size_t ldq, const uint16_t *k, size_t ldk, uint16_t *s,
                                              size_t lds, float scale);
 
+/** Option bits of attnscore_scores_f16_ex and attnscore_scores_f16_to_f16_ex. */
+/** Accumulate in binary16 (ARMv8.2 FP16 arithmetic), never the default: less accurate (see the
+ * README's bound) and sums past 65504 become +-Inf. Where the CPU, the level cap or the build has
+ * no FP16 arithmetic the call accumulates in f32 instead, exactly as without the flag:
+ * attnscore_f16_accumulation_available() says which. */
+#define ATTNSCORE_F16_ACCUMULATE_F16 1u
+
+/**
+ * attnscore_scores_f16 with option bits (ATTNSCORE_F16_* ; 0 gives attnscore_scores_f16).
+ * Statuses as attnscore_scores_f16, then ATTNSCORE_ERR_BAD_FLAGS for unknown bits.
+ */
+attnscore_status attnscore_scores_f16_ex(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
+                                         size_t ldq, const uint16_t *k, size_t ldk, float *s,
+                                         size_t lds, float scale, unsigned flags);
+
+/** attnscore_scores_f16_to_f16 with option bits: each score is the f32 score
+ * attnscore_scores_f16_ex gives with the same flags, rounded once to binary16. */
+attnscore_status attnscore_scores_f16_to_f16_ex(size_t n_q, size_t n_k, size_t d,
+                                                const uint16_t *q, size_t ldq, const uint16_t *k,
+                                                size_t ldk, uint16_t *s, size_t lds, float scale,
+                                                unsigned flags);
+
+/** 1 if ATTNSCORE_F16_ACCUMULATE_F16 accumulates in binary16 now (this build, this CPU, the cap
+ * in force); 0 if such calls fall back to f32 accumulation. */
+int attnscore_f16_accumulation_available(void);
+
 /** Converts n binary16 values to f32, exactly (subnormals kept; a NaN stays NaN, made quiet).
  * Errors: ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP. */
 attnscore_status attnscore_f16_to_f32(size_t n, const uint16_t *src, float *dst);
