@@ -1868,6 +1868,9 @@ int fuzz_f16_out(Input &in, int cap) {
   const float scale = from_bits(scale_bits);
   const std::uint8_t q_mode = in.u8(), k_mode = in.u8(), nulls = in.u8(), place = in.u8();
   const FpMode fp_mode((in.u8() & 3) == 3 ? testing::flush_bits() : 0);
+  // The _ex calls' flags: none, f16 accumulation, or unknown bits.
+  const std::uint8_t fc = in.u8();
+  const unsigned flags = fc < 0x80 ? 0u : fc < 0xf8 ? ATTNSCORE_F16_ACCUMULATE_F16 : fc;
   std::size_t nq = 0, nk = 0, ns = 0;
   const bool fits = !lq.wrap && !lk.wrap && !ls.wrap && span_elems(n_q, d, lq.value, &nq) &&
                     nq <= kMaxElems && span_elems(n_k, d, lk.value, &nk) && nk <= kMaxElems &&
@@ -1908,18 +1911,24 @@ int fuzz_f16_out(Input &in, int cap) {
       want = !eq.ok || !ek.ok || !es.ok       ? ATTNSCORE_ERR_SIZE_OVERFLOW
              : meets(es, eq) || meets(es, ek) ? ATTNSCORE_ERR_OVERLAP
                                               : ATTNSCORE_OK;
+      if (want == ATTNSCORE_OK && (flags & ~ATTNSCORE_F16_ACCUMULATE_F16) != 0)
+        want = ATTNSCORE_ERR_BAD_FLAGS;
     }
   }
   const bool works = want == ATTNSCORE_OK && n_q != 0 && n_k != 0;
   if (works && (!fits || s_in_q)) return -1;  // valid, but not allocated for it
   char what[200];
   std::snprintf(what, sizeof what,
-                "attnscore_scores_f16_to_f16 cap %d: %zu x %zu, d %zu, ld %zu/%zu/%zu, scale %#x",
-                cap, n_q, n_k, d, ldq, ldk, lds, scale_bits);
+                "attnscore_scores_f16_to_f16_ex cap %d: %zu x %zu, d %zu, ld %zu/%zu/%zu, scale "
+                "%#x, flags %#x",
+                cap, n_q, n_k, d, ldq, ldk, lds, scale_bits, flags);
   g_call = what;
   const std::vector<std::uint16_t> q0 = qb, k0 = kb, s0 = sb;
-  const attnscore_status got = api("attnscore_scores_f16_to_f16", [&] {
-    return attnscore_scores_f16_to_f16(n_q, n_k, d, qp, ldq, kp, ldk, sp, lds, scale);
+  const attnscore_status got = api("attnscore_scores_f16_to_f16_ex", [&] {
+    return flags == 0 && fc % 2 == 0
+               ? attnscore_scores_f16_to_f16(n_q, n_k, d, qp, ldq, kp, ldk, sp, lds, scale)
+               : attnscore_scores_f16_to_f16_ex(n_q, n_k, d, qp, ldq, kp, ldk, sp, lds, scale,
+                                                flags);
   });
   if (got != want) fail("returned %d, expected %d", got, want);
   if (qb != q0 || kb != k0) fail("an input changed");
@@ -1927,11 +1936,19 @@ int fuzz_f16_out(Input &in, int cap) {
     if (sb != s0) fail("S written on error or no-op");
     return 0;
   }
-  // The f32 scores at the same level, rounded here.
-  const attnscore_status st = api("attnscore_scores_f16", [&] {
-    return attnscore_scores_f16(n_q, n_k, d, qp, ldq, kp, ldk, ref.data(), lds, scale);
+  // The f32 scores at the same level and with the same flags, rounded here.
+  const attnscore_status st = api("attnscore_scores_f16_ex", [&] {
+    return attnscore_scores_f16_ex(n_q, n_k, d, qp, ldq, kp, ldk, ref.data(), lds, scale, flags);
   });
-  if (st != ATTNSCORE_OK) fail("attnscore_scores_f16 returned %d", st);
+  if (st != ATTNSCORE_OK) fail("attnscore_scores_f16_ex returned %d", st);
+  // Without f16 arithmetic the flag must change nothing: bit for bit the f32-accumulating call.
+  if (flags != 0 && !attnscore_f16_accumulation_available()) {
+    std::vector<float> plain(ns, from_bits(kGuardBits));
+    if (attnscore_scores_f16(n_q, n_k, d, qp, ldq, kp, ldk, plain.data(), lds, scale) !=
+            ATTNSCORE_OK ||
+        std::memcmp(plain.data(), ref.data(), ns * sizeof(float)) != 0)
+      fail("f16 accumulation unavailable, yet the flag changed the scores");
+  }
   for (std::size_t x = 0; x < ns; ++x) {
     const bool elem = x % lds < n_k;
     const std::uint16_t want_h = elem ? half_round(ref[x]) : 0x7e5a;

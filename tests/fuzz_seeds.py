@@ -275,9 +275,10 @@ def s8_seeds(s):
     s["conv_ok_touching"] = conv(1, 0xE0, 8)
     s["conv_err_size"] = conv(0xF9, 0, 0, bytes([0]))
     # f16 output: n_q, n_k, d, strides, scale, modes, nulls, place (>= 0xe0: S in Q's buffer).
-    out16 = lambda n_q, n_k, dd, strides=(TIGHT,) * 3, scale=SC_DEFAULT, modes=(0, 0), nul=0, place=0, flush=False: (
+    # flags: < 0x80 none (odd: through the _ex call), 0x80 f16 accumulation, >= 0xf8 unknown.
+    out16 = lambda n_q, n_k, dd, strides=(TIGHT,) * 3, scale=SC_DEFAULT, modes=(0, 0), nul=0, place=0, flush=False, flags=0: (
         bytes([F16_OUT]) + CAP_BEST + n_q + n_k + dd + b"".join(strides) + bytes([scale]) +
-        bytes([modes[0], modes[1], nul, place, 3 if flush else 0]))
+        bytes([modes[0], modes[1], nul, place, 3 if flush else 0, flags]))
     s["f16out_ok"] = out16(r(3), r(5), d(7))
     s["f16out_ok_overflow_raw"] = out16(r(7), rows(40, 69), d(19), strides=(PAD1, PAD3, PAD7),
                                         modes=(3, 1))
@@ -285,6 +286,12 @@ def s8_seeds(s):
     s["f16out_err_overlap"] = out16(r(3), r(3), d(4), place=0xE1)
     s["f16out_err_null_s"] = out16(r(3), r(3), d(4), nul=0xFD)
     s["f16out_err_bad_lds"] = out16(r(3), r(3), d(4), strides=(TIGHT, TIGHT, SHORT))
+    s["f16out_ok_ex_no_flags"] = out16(r(5), r(9), d(17), flags=1)
+    s["f16out_ok_f16_accumulation"] = out16(r(9), rows(40, 69), d(70), modes=(1, 1), flags=0x80)
+    s["f16out_ok_f16_accumulation_overflow"] = out16(r(2), r(3), d(33), modes=(2, 2), flags=0x81)
+    s["f16out_err_bad_flags"] = out16(r(3), r(3), d(4), flags=0xF9)
+    s["f16out_err_bad_lds_before_flags"] = out16(r(3), r(3), d(4), strides=(TIGHT, TIGHT, SHORT),
+                                                 flags=0xFA)
     # Quantize (which 0) and fold (which 1): n, d, strides, mode, nulls, place, exponent.
     qz = lambda which, n, dd, strides=(TIGHT, TIGHT), mode=INTS, nul=0, place=0, e=0, flush=False: (
         bytes([QUANTIZE]) + CAP_BEST + bytes([which]) + n + dd + b"".join(strides) +
