@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attnscore/attnscore.h"
+#include "attnscore/attnscore.hpp"
 #include "attnscore_config.h"
 #include "support.hpp"
 
@@ -416,6 +417,96 @@ TEST_CASE("s8 packed key cache: same bits as the raw call, at every level", "[ap
   CHECK((s[0] == 5.0f && s[1] == 5.0f));
   REQUIRE(attnscore_kcache_s8_clear(c) == ATTNSCORE_OK);
   CHECK(attnscore_kcache_s8_size(c) == 0);
+}
+
+// Runs every task on the calling thread, in reverse order (any order must give the same bits).
+void reverse_parallel_for(void *, attnscore_task_fn fn, void *task_ctx, std::size_t n) {
+  for (std::size_t i = n; i-- > 0;) fn(task_ctx, i);
+}
+
+TEST_CASE("C++ int8 views, quantization, fold and key cache", "[api][s8]") {
+  using attnscore::MatrixView;
+  using attnscore::QuantizedView;
+  // q: 3 x 4 of 2 (one scale 0.5), k: 5 x 4 of -3 (scale j + 1 for key j), scale 1:
+  // acc = 4 * 2 * -3 = -24, s[i][j] = -24 * ((0.5 * 1) * (j + 1)) = -12 (j + 1).
+  std::vector<std::int8_t> q(3 * 6, 2), k(5 * 4, -3);
+  const float qs = 0.5f, ks[5] = {1, 2, 3, 4, 5};
+  std::vector<float> s(3 * 7, kNaN);
+  const QuantizedView Q(MatrixView<const std::int8_t>(q.data(), 3, 4, 6), &qs, 1);
+  const QuantizedView K(MatrixView<const std::int8_t>(k.data(), 5, 4), ks, 5);
+  REQUIRE(attnscore::scores(Q, K, MatrixView<float>(s.data(), 3, 5, 7), 1.0f) == ATTNSCORE_OK);
+  for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t j = 0; j < 5; ++j) CHECK(s[i * 7 + j] == -12.0f * static_cast<float>(j + 1));
+    CHECK((std::isnan(s[i * 7 + 5]) && std::isnan(s[i * 7 + 6])));
+  }
+  // Shapes that disagree: nothing written; a wrong scale count comes from the C call.
+  std::vector<float> s2(3 * 5, 7.0f);
+  CHECK(attnscore::scores(Q, K, MatrixView<float>(s2.data(), 3, 4), 1.0f) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(attnscore::scores(Q, QuantizedView(MatrixView<const std::int8_t>(k.data(), 5, 3), ks, 5),
+                          MatrixView<float>(s2.data(), 3, 5),
+                          1.0f) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(attnscore::scores(Q, QuantizedView(K.m, ks, 4), MatrixView<float>(s2.data(), 3, 5)) ==
+        ATTNSCORE_ERR_BAD_SCALE_COUNT);
+  for (float x : s2) CHECK(x == 7.0f);
+  // Through a parallel-for: the same values.
+  const attnscore_parallel par{reverse_parallel_for, nullptr, 3};
+  REQUIRE(attnscore::scores(Q, K, MatrixView<float>(s2.data(), 3, 5), par, 1.0f) == ATTNSCORE_OK);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 5; ++j) CHECK(s2[i * 5 + j] == -12.0f * static_cast<float>(j + 1));
+  CHECK(attnscore::scores(Q, K, MatrixView<float>(s2.data(), 2, 5), par) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+
+  // quantize: {254, -1, 0.5} has scale 2 and quantizes to {127, -0 (ties to even), 0};
+  // {-12.7, 1} has scale 0.1 (12.7 / 127 rounded) and -127, 10.
+  const float x[2 * 3] = {254.0f, -1.0f, 0.5f, -12.7f, 1.0f, 0.0f};
+  std::int8_t x8[2 * 3] = {9, 9, 9, 9, 9, 9};
+  float xs[2] = {};
+  CHECK(attnscore::quantize(MatrixView<const float>(x, 2, 3), MatrixView<std::int8_t>(x8, 2, 2),
+                            xs) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(x8[0] == 9);
+  REQUIRE(attnscore::quantize(MatrixView<const float>(x, 2, 2, 3),
+                              MatrixView<std::int8_t>(x8, 2, 2, 3), xs) == ATTNSCORE_OK);
+  CHECK((xs[0] == 2.0f && x8[0] == 127 && x8[1] == 0 && x8[2] == 9));
+  CHECK((xs[1] == 12.7f / 127.0f && x8[3] == -127 && x8[4] == 10 && x8[5] == 9));
+
+  // fold: in place and into another view.
+  float f[2 * 2] = {1.0f, 2.0f, 3.0f, 4.0f}, g[2 * 2];
+  const float ch[2] = {0.5f, 4.0f};
+  CHECK(attnscore::fold_channel_scales(MatrixView<const float>(f, 2, 2), ch,
+                                       MatrixView<float>(g, 1, 2)) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(attnscore::fold_channel_scales(MatrixView<const float>(f, 2, 2), ch,
+                                         MatrixView<float>(g, 2, 2)) == ATTNSCORE_OK);
+  CHECK((g[0] == 0.5f && g[1] == 8.0f && g[2] == 1.5f && g[3] == 16.0f));
+  REQUIRE(attnscore::fold_channel_scales(MatrixView<const float>(f, 2, 2), ch,
+                                         MatrixView<float>(f, 2, 2)) == ATTNSCORE_OK);
+  CHECK((f[0] == 0.5f && f[3] == 16.0f));
+
+  // The key cache: the same values as the raw call.
+  std::vector<unsigned char> mem(attnscore::KeyCacheS8::bytes(8, 4));
+  attnscore::KeyCacheS8 cache(mem.data(), mem.size(), 8, 4);
+  REQUIRE(cache.status() == ATTNSCORE_OK);
+  CHECK(cache.d() == 4);
+  CHECK(cache.append(MatrixView<const std::int8_t>(k.data(), 5, 3), ks) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(cache.append(MatrixView<const std::int8_t>(k.data(), 2, 4), ks) == ATTNSCORE_OK);
+  REQUIRE(cache.append(MatrixView<const std::int8_t>(k.data() + 8, 3, 4), ks + 2) == ATTNSCORE_OK);
+  CHECK(cache.size() == 5);
+  std::fill(s2.begin(), s2.end(), 0.0f);
+  CHECK(attnscore::scores(Q, cache, MatrixView<float>(s2.data(), 3, 4), 1.0f) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(attnscore::scores(Q, cache, MatrixView<float>(s2.data(), 3, 5), 1.0f) == ATTNSCORE_OK);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 5; ++j) CHECK(s2[i * 5 + j] == -12.0f * static_cast<float>(j + 1));
+  REQUIRE(cache.clear() == ATTNSCORE_OK);
+  CHECK(cache.size() == 0);
+  // A cache that failed to initialise reports why, from every call.
+  attnscore::KeyCacheS8 small(mem.data(), 1, 8, 4);
+  CHECK(small.status() == ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(small.append(MatrixView<const std::int8_t>(k.data(), 1, 4), ks) ==
+        ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(attnscore::scores(Q, small, MatrixView<float>(s2.data(), 3, 0)) ==
+        ATTNSCORE_ERR_BUFFER_TOO_SMALL);
 }
 
 TEST_CASE("s8 statuses have their own messages", "[api][s8]") {
