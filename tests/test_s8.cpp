@@ -275,6 +275,91 @@ TEST_CASE("s8 quantization helper at every level, in every rounding mode", "[api
   CHECK((o[0] == 127 && o[1] == 2 && o[2] == 4 && o[3] == 0));
 }
 
+#if ATTNSCORE_HAVE_F16
+// binary16 bits -> float, from the format's definition (finite values only).
+float f16_value(std::uint16_t h) {
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const float mag = e == 0 ? std::ldexp(static_cast<float>(m), -24)
+                           : std::ldexp(static_cast<float>(1024 + m), e - 25);
+  return (h & 0x8000) ? -mag : mag;
+}
+
+TEST_CASE("s8 quantization from f16 rows at every level, in every rounding mode",
+          "[api][s8][quantize][f16]") {
+  testing::CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  CAPTURE(attnscore_level_name(level));
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> bits(0, 0x7bff);  // every finite magnitude
+  for (std::size_t d : {1, 3, 16, 17, 100, 1024, 1500}) {
+    const std::size_t n = 6, ldx = d + 3, ldo = d + 2;
+    std::vector<std::uint16_t> x(n * ldx, 0x7e00);  // NaN in the gaps: never read
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t t = 0; t < d; ++t) {
+        std::uint16_t h = static_cast<std::uint16_t>(bits(rng) | (rng() & 1 ? 0x8000 : 0));
+        if (i == 1) h = t % 2 ? 0x8000 : 0;                          // zeros of both signs
+        if (i == 2) h = t == 0 ? 0x57f0 : 0x3800 | (t % 2) << 10;    // 127: ties 0.5, 1.5
+        if (i == 3) h = static_cast<std::uint16_t>(rng() & 0x83ff);  // subnormals only
+        if (i == 4 && t == d / 2) h = 0xfbff;                        // -65504
+        x[i * ldx + t] = h;
+      }
+    for (const int mode : {FE_TONEAREST, FE_DOWNWARD}) {
+      std::vector<std::int8_t> out(n * ldo, 99);
+      std::vector<float> scales(n, kNaN);
+      const int saved = std::fegetround();
+      std::fesetround(mode);
+      const attnscore_status st =
+          attnscore_quantize_f16_s8(n, d, x.data(), ldx, out.data(), ldo, scales.data());
+      std::fesetround(saved);
+      REQUIRE(st == ATTNSCORE_OK);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::vector<float> xf(d);
+        for (std::size_t t = 0; t < d; ++t) xf[t] = f16_value(x[i * ldx + t]);
+        std::vector<std::int8_t> want(d);
+        float ws;
+        quantize_ref(xf.data(), d, want.data(), &ws, mode);
+        CAPTURE(d, i, mode);
+        REQUIRE(testing::to_bits(scales[i]) == testing::to_bits(ws));
+        for (std::size_t t = 0; t < d; ++t) REQUIRE(int{out[i * ldo + t]} == int{want[t]});
+        if (d < ldo) REQUIRE(out[i * ldo + d] == 99);
+      }
+    }
+  }
+  // As the README example: 127 and -50.25 (exact in binary16) quantize to 127, -50.
+  const std::uint16_t h[2] = {0x57f0, 0xd248};
+  std::int8_t o[2];
+  float sc;
+  REQUIRE(attnscore_quantize_f16_s8(1, 2, h, 2, o, 2, &sc) == ATTNSCORE_OK);
+  CHECK((sc == 1.0f && o[0] == 127 && o[1] == -50));
+  // Bad input: its status, nothing written.
+  const std::uint16_t bad[4] = {0x3c00, 0x4000, 0x7c00, 0xfe00};  // 1, 2, +Inf, NaN
+  std::int8_t b8[4] = {9, 9, 9, 9};
+  float bs[2] = {7.0f, 7.0f};
+  CHECK(attnscore_quantize_f16_s8(0, 0, nullptr, 0, nullptr, 0, nullptr) == ATTNSCORE_OK);
+  CHECK(attnscore_quantize_f16_s8(1, 0, bad, 2, b8, 2, bs) == ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_quantize_f16_s8(1, 2, nullptr, 2, b8, 2, bs) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 2, nullptr, 2, bs) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 1, b8, 2, bs) == ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 2, b8, 1, bs) == ATTNSCORE_ERR_BAD_LDS);
+  CHECK(attnscore_quantize_f16_s8(2, 2, bad, SIZE_MAX / 2, b8, 2, bs) ==
+        ATTNSCORE_ERR_SIZE_OVERFLOW);
+  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 2, reinterpret_cast<std::int8_t *>(bs), 2, bs) ==
+        ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_quantize_f16_s8(2, 2, bad, 2, b8, 2, bs) == ATTNSCORE_ERR_NOT_FINITE);
+  CHECK(attnscore_quantize_f16_s8(1, 1, bad + 2, 1, b8, 1, bs) == ATTNSCORE_ERR_NOT_FINITE);
+  CHECK(attnscore_quantize_f16_s8(1, 1, bad + 3, 1, b8, 1, bs) == ATTNSCORE_ERR_NOT_FINITE);
+  CHECK((b8[0] == 9 && b8[1] == 9 && b8[2] == 9 && b8[3] == 9 && bs[0] == 7.0f));
+  // C++: a shape mismatch first.
+  attnscore::MatrixView<const attnscore::f16> hv(reinterpret_cast<const attnscore::f16 *>(h), 1, 2);
+  CHECK(attnscore::quantize(hv, attnscore::MatrixView<std::int8_t>(b8, 1, 1), bs) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(attnscore::quantize(hv, attnscore::MatrixView<std::int8_t>(b8, 1, 2), bs) ==
+          ATTNSCORE_OK);
+  CHECK((bs[0] == 1.0f && b8[0] == 127 && b8[1] == -50));
+}
+#endif
+
 TEST_CASE("s8 quantization helpers: bad input, nothing written", "[api][s8][quantize][errors]") {
   const float x[4] = {1.0f, 2.0f, std::numeric_limits<float>::infinity(), 4.0f};
   std::int8_t out[4] = {9, 9, 9, 9};

@@ -178,6 +178,12 @@ using QuantS8Fn = void (*)(std::size_t n, std::size_t d, const float *x, std::si
                            std::int8_t *out, std::size_t ldo, float *scales) noexcept;
 void quantize_s8_scalar(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
                         std::int8_t *out, std::size_t ldo, float *scales) noexcept;
+// The second half of QuantS8Fn alone: n floats divided by a given normal scale, rounded to
+// nearest even and saturated (the f16 quantizer's chunks of converted values).
+using QuantScaledS8Fn = void (*)(std::size_t n, const float *x, float scale,
+                                 std::int8_t *out) noexcept;
+void quantize_scaled_s8_scalar(std::size_t n, const float *x, float scale,
+                               std::int8_t *out) noexcept;
 
 struct KernelS8 {
   const char *name;
@@ -185,7 +191,8 @@ struct KernelS8 {
   std::size_t mr, nr;
   QkS8Fn fn;
   PackS8Fn pack;
-  QuantS8Fn quant;  // the quantization helper at this level
+  QuantS8Fn quant;               // the quantization helper at this level
+  QuantScaledS8Fn quant_scaled;  // its second half, with the scale given
 };
 
 constexpr std::size_t kS8Chunk = 512;  // dims per panel: a multiple of 4

@@ -59,6 +59,14 @@ float round_even(float y) noexcept {
 
 }  // namespace
 
+void quantize_scaled_s8_scalar(std::size_t n, const float *x, float scale,
+                               std::int8_t *out) noexcept {
+  for (std::size_t t = 0; t < n; ++t) {
+    const float y = round_even(x[t] / scale);
+    out[t] = static_cast<std::int8_t>(y < -128.0f ? -128.0f : y > 127.0f ? 127.0f : y);
+  }
+}
+
 void quantize_s8_scalar(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
                         std::int8_t *out, std::size_t ldo, float *scales) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
@@ -73,16 +81,18 @@ void quantize_s8_scalar(std::size_t n, std::size_t d, const float *x, std::size_
       continue;
     }
     scales[i] = scale;
-    for (std::size_t t = 0; t < d; ++t) {
-      const float y = round_even(r[t] / scale);
-      o[t] = static_cast<std::int8_t>(y < -128.0f ? -128.0f : y > 127.0f ? 127.0f : y);
-    }
+    quantize_scaled_s8_scalar(d, r, scale, o);
   }
 }
 
-extern const KernelS8 qk_s8_4x4c4__scalar_kernel = {
-    "qk_s8_4x4c4__scalar",    ATTNSCORE_LEVEL_SCALAR, kMR, kNR, qk_s8_4x4c4__scalar,
-    qk_s8_4x4c4__scalar_pack, quantize_s8_scalar};
+extern const KernelS8 qk_s8_4x4c4__scalar_kernel = {"qk_s8_4x4c4__scalar",
+                                                    ATTNSCORE_LEVEL_SCALAR,
+                                                    kMR,
+                                                    kNR,
+                                                    qk_s8_4x4c4__scalar,
+                                                    qk_s8_4x4c4__scalar_pack,
+                                                    quantize_s8_scalar,
+                                                    quantize_scaled_s8_scalar};
 
 void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
             const std::int8_t *q, std::size_t ldq, const float *q_scale, std::size_t q_step,

@@ -422,6 +422,15 @@ attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_
                                        size_t ldo, float *scales);
 
 /**
+ * As attnscore_quantize_s8, from IEEE binary16 rows (each element passed as its 16 bits): the
+ * same bits as attnscore_quantize_s8 on the exactly converted values. Statuses as
+ * attnscore_quantize_s8 (ATTNSCORE_ERR_NOT_FINITE for a binary16 NaN or infinity), and
+ * ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without the int8 path or without f16.
+ */
+attnscore_status attnscore_quantize_f16_s8(size_t n, size_t d, const uint16_t *x, size_t ldx,
+                                           int8_t *out, size_t ldo, float *scales);
+
+/**
  * Folds per-channel key scales into Q: out[i*ldo + t] = q[i*ldq + t] * channel_scale[t]. For a
  * K cache quantized per channel (k[j][t] ~ kq[j][t] * channel_scale[t]), scores against the
  * int8 kq then go through attnscore_scores_s8 with k_scale 1: quantize the folded Q per row

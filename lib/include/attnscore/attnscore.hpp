@@ -318,6 +318,15 @@ inline Status quantize(MatrixView<const float> x, MatrixView<std::int8_t> out,
   return attnscore_quantize_s8(x.rows, x.cols, x.data, x.ld, out.data, out.ld, scales);
 }
 
+/// binary16 rows to int8 with one scale per row: attnscore_quantize_f16_s8 (the bits quantize()
+/// gives for the converted rows).
+inline Status quantize(MatrixView<const f16> x, MatrixView<std::int8_t> out,
+                       float *scales) noexcept {
+  if (out.rows != x.rows || out.cols != x.cols) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_quantize_f16_s8(x.rows, x.cols, f16_bits(x.data), x.ld, out.data, out.ld,
+                                   scales);
+}
+
 /// out[i][t] = q[i][t] * channel_scale[t] (channel_scale: q.cols floats; out may be q itself):
 /// attnscore_fold_channel_scales, ATTNSCORE_ERR_SHAPE_MISMATCH if out's shape is not q's.
 inline Status fold_channel_scales(MatrixView<const float> q, const float *channel_scale,
