@@ -208,6 +208,9 @@ extern const KernelS8 qk_s8_8x16c4__avx512_kernel;
 #if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_AVX512VNNI
 extern const KernelS8 qk_s8_8x32c4__avx512vnni_kernel;
 #endif
+#if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_AVXVNNI
+extern const KernelS8 qk_s8_6x16c4__avxvnni_kernel;
+#endif
 #if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_NEON && defined(__aarch64__)
 extern const KernelS8 qk_s8_4x8c4__neon_kernel;
 #elif ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_NEON
