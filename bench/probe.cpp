@@ -13,6 +13,10 @@ namespace {
 using Arch = xsimd::default_arch;
 using B = xsimd::batch<float, Arch>;
 
+// The f32 limits, at every level but avxvnni: an int8-only level (f32 runs avx2's probe),
+// numbered above avx512, which the bandwidth probe's choice of the highest level would take.
+#if !(defined(__AVXVNNI__) && !defined(__AVX512F__))
+#define ATTNSCORE_PROBE_F32 1
 // `iters` steps of 12 independent multiply-adds (FMAs where the level has them, through the
 // kernels' own tile::fmadd, since xsimd 8.1 has no fused form at avx512f): 12 chains
 // cover 2 pipes x 4-6 cycles of latency, and 12 + 2 registers fit every level's register file.
@@ -41,6 +45,7 @@ float read_sum(const float *p, std::size_t n) {
   }
   return xsimd::hadd(s0 + s1 + s2 + s3);
 }
+#endif
 
 // The int8 dot-product peak: 12 independent chains of the level's widest int8 multiply-add
 // (vpdpbusd zmm: 64 MACs; sdot: 16 MACs), as the s8 kernels use it.
@@ -60,6 +65,21 @@ int i8_loop(std::size_t iters) {
   return lanes[0] + lanes[15];
 }
 const bool registered_i8 = bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, 12 * 64 * 2});
+#elif defined(__AVXVNNI__)
+#include <immintrin.h>
+// The VEX vpdpbusd on ymm (32 MACs), as the avxvnni kernel uses it.
+int i8_loop(std::size_t iters) {
+  constexpr int kChains = 12;
+  __m256i acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_epi32(c);
+  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-5);
+  for (std::size_t i = 0; i < iters; ++i)
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm256_dpbusd_avx_epi32(acc[c], a, b);
+  __m256i sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum = _mm256_add_epi32(sum, acc[c]);
+  return _mm256_extract_epi32(sum, 0) + _mm256_extract_epi32(sum, 7);
+}
+const bool registered_i8 = bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, 12 * 32 * 2});
 #elif defined(__ARM_FEATURE_DOTPROD)
 #include <arm_neon.h>
 int i8_loop(std::size_t iters) {
@@ -76,7 +96,9 @@ int i8_loop(std::size_t iters) {
 const bool registered_i8 = bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, 12 * 16 * 2});
 #endif
 
+#ifdef ATTNSCORE_PROBE_F32
 const bool registered =
     bench::register_probe({ATTNSCORE_PROBE_LEVEL, fma_loop, peak_flops_per_iter(), read_sum});
+#endif
 
 }  // namespace

@@ -22,7 +22,11 @@ if(ATTNSCORE_FAMILY_X86)
   # avx512vnni: avx512 plus vpdpbusd (int8 kernels only; f32 keeps avx512).
   set(ATTNSCORE_FLAGS_AVX512VNNI ${ATTNSCORE_FLAGS_AVX512} -mavx512vnni)
   set(ATTNSCORE_PROBE_AVX512VNNI "#include <immintrin.h>\nint main(){__m512i a=_mm512_dpbusd_epi32(_mm512_set1_epi32(1),_mm512_set1_epi8(1),_mm512_set1_epi8(2));return _mm512_reduce_add_epi32(a);}")
-  list(APPEND ATTNSCORE_SIMD_LEVELS SSE2 AVX2 AVX512 AVX512VNNI)
+  # avxvnni: avx2 plus the VEX vpdpbusd of AVX-VNNI (int8 kernels only; Alder Lake has it
+  # without AVX-512).
+  set(ATTNSCORE_FLAGS_AVXVNNI ${ATTNSCORE_FLAGS_AVX2} -mavxvnni)
+  set(ATTNSCORE_PROBE_AVXVNNI "#include <immintrin.h>\nint main(){__m256i a=_mm256_dpbusd_avx_epi32(_mm256_set1_epi32(1),_mm256_set1_epi8(1),_mm256_set1_epi8(2));return _mm256_extract_epi32(a,0);}")
+  list(APPEND ATTNSCORE_SIMD_LEVELS SSE2 AVX2 AVXVNNI AVX512 AVX512VNNI)
 elseif(ATTNSCORE_FAMILY_ARM)
   # NEON is the ARM builds' baseline (no flags): aarch64 always has it, and the armv7 toolchain
   # file adds -mfpu=neon-vfpv4. The probe needs VFPv4's fused multiply-add, which the kernel uses.
@@ -65,7 +69,7 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$" AND ATTNSCORE_HAVE_NEON)
     set(ATTNSCORE_HAVE_NEON_FP16ACC 1)
   endif()
 endif()
-foreach(level SSE2 AVX2 AVX512 AVX512VNNI NEON NEON_DOTPROD NEON_I8MM)
+foreach(level SSE2 AVX2 AVXVNNI AVX512 AVX512VNNI NEON NEON_DOTPROD NEON_I8MM)
   if(NOT DEFINED ATTNSCORE_HAVE_${level})
     set(ATTNSCORE_HAVE_${level} 0)
   endif()

@@ -241,15 +241,16 @@ std::uint32_t decode_scale(Input &in) {
 // Levels: this build's CPU family, from the target (the same rule the build uses), and every
 // documented level name. Written out here so that the expectations do not come from the library.
 
+// kFamily in the cap order (avxvnni, 5, ranks between avx2 and avx512).
 #if defined(__x86_64__) || defined(_M_X64)
-constexpr int kFamily[] = {0, 1, 2, 3, 4};
+constexpr int kFamily[] = {0, 1, 2, 5, 3, 4};
 constexpr int kForeign[] = {16, 17, 18};
 #elif defined(__aarch64__) || defined(__arm__)
 constexpr int kFamily[] = {0, 16, 17, 18};
-constexpr int kForeign[] = {1, 2, 3, 4};
+constexpr int kForeign[] = {1, 2, 3, 4, 5};
 #else
 constexpr int kFamily[] = {0};
-constexpr int kForeign[] = {1, 16};
+constexpr int kForeign[] = {1, 5, 16};
 #endif
 constexpr int kBest = 255;
 
@@ -257,9 +258,16 @@ struct LevelName {
   const char *name;
   int level;
 };
-constexpr LevelName kLevelNames[] = {{"scalar", 0},        {"sse2", 1},       {"avx2", 2},
-                                     {"avx512", 3},        {"avx512vnni", 4}, {"neon", 16},
-                                     {"neon_dotprod", 17}, {"neon_i8mm", 18}, {"best", 255}};
+constexpr LevelName kLevelNames[] = {
+    {"scalar", 0},  {"sse2", 1},  {"avx2", 2},          {"avx512", 3},     {"avx512vnni", 4},
+    {"avxvnni", 5}, {"neon", 16}, {"neon_dotprod", 17}, {"neon_i8mm", 18}, {"best", 255}};
+
+// A level's place in the cap order (its index in kFamily), -1 outside the family.
+int cap_order(int level) {
+  for (std::size_t i = 0; i < sizeof kFamily / sizeof kFamily[0]; ++i)
+    if (kFamily[i] == level) return static_cast<int>(i);
+  return -1;
+}
 
 bool in_family(int level) {
   for (int l : kFamily)
@@ -1088,8 +1096,8 @@ int c_enum_value(Input &in) {
 
 // Levels whose kernels are int8 only: f32 takes the best level below them.
 bool int8_only(int level) {
-  return level == ATTNSCORE_LEVEL_AVX512VNNI || level == ATTNSCORE_LEVEL_NEON_DOTPROD ||
-         level == ATTNSCORE_LEVEL_NEON_I8MM;
+  return level == ATTNSCORE_LEVEL_AVX512VNNI || level == ATTNSCORE_LEVEL_AVXVNNI ||
+         level == ATTNSCORE_LEVEL_NEON_DOTPROD || level == ATTNSCORE_LEVEL_NEON_I8MM;
 }
 
 // Whether this build has the int8 path (it answers ATTNSCORE_ERR_UNKNOWN_DTYPE otherwise).
@@ -2775,7 +2783,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     // The kernel chosen: the best level this CPU supports not above the cap.
     int best = 0;
     for (int l : kFamily)
-      if (l <= cap && attnscore_level_supported(as_level(l)) && !int8_only(l)) best = l;
+      if (cap_order(l) <= cap_order(cap) && attnscore_level_supported(as_level(l)) && !int8_only(l))
+        best = l;
     const int chosen =
         api("attnscore_kernel_level", [] { return attnscore_kernel_level(ATTNSCORE_DTYPE_F32); });
     if (chosen != best) fail("cap %d: kernel level %d, expected %d", cap, chosen, best);

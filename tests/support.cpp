@@ -12,6 +12,28 @@
 
 namespace testing {
 
+int level_rank(attnscore_level level) {
+  switch (level) {
+    case ATTNSCORE_LEVEL_SCALAR:
+      return 0;
+    case ATTNSCORE_LEVEL_SSE2:
+    case ATTNSCORE_LEVEL_NEON:
+      return 1;
+    case ATTNSCORE_LEVEL_AVX2:
+    case ATTNSCORE_LEVEL_NEON_DOTPROD:
+      return 2;
+    case ATTNSCORE_LEVEL_AVXVNNI:
+    case ATTNSCORE_LEVEL_NEON_I8MM:
+      return 3;
+    case ATTNSCORE_LEVEL_AVX512:
+      return 4;
+    case ATTNSCORE_LEVEL_AVX512VNNI:
+      return 5;
+    default:
+      return -1;
+  }
+}
+
 std::vector<attnscore_level> runnable_levels() {
   std::vector<attnscore_level> out;
   for (int v = 0; v < 255; ++v) {

@@ -34,6 +34,10 @@ std::vector<const attnscore::KernelS8 *> usable_kernels_s8();
 // The levels that have an f32 kernel this CPU runs (int8-only levels such as avx512vnni do not).
 bool f32_level(attnscore_level level);
 
+// A level's place in the cap order, as the README's level table documents it (not the enum
+// value: avxvnni, numbered after avx512vnni, ranks between avx2 and avx512); -1 if unknown.
+int level_rank(attnscore_level level);
+
 // The levels of this build's family that this CPU runs, plus scalar.
 std::vector<attnscore_level> runnable_levels();
 

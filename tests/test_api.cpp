@@ -26,11 +26,14 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 using testing::CapGuard;
 using testing::runnable_levels;
 
-// The best runnable level not above `cap` (ranks follow the enum order within a family).
+// The best runnable f32 level not above `cap` in the cap order (testing::level_rank).
 attnscore_level best_up_to(attnscore_level cap) {
   attnscore_level best = ATTNSCORE_LEVEL_SCALAR;
+  const int top = cap == ATTNSCORE_LEVEL_BEST ? 99 : testing::level_rank(cap);
   for (attnscore_level l : runnable_levels())
-    if (l <= cap && testing::f32_level(l)) best = l;
+    if (testing::level_rank(l) <= top && testing::f32_level(l) &&
+        testing::level_rank(l) > testing::level_rank(best))
+      best = l;
   return best;
 }
 

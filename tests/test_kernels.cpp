@@ -383,6 +383,27 @@ TEST_CASE("every s8 kernel: full sweep, bit for bit against the exact sum", "[ke
       }
     }
   }
+  // Around the driver's blocks of packed K (as many NR-key panels of a chunk of d as
+  // kS8BlockBytes holds, at most kS8BlockKeys keys): one key short of a block, one past, and
+  // two and a half blocks, so that tiles run across several panels of a block and several blocks.
+  for (std::size_t d : {64, 100, 513}) {
+    const std::size_t dc = std::min(d, attnscore::kS8Chunk),
+                      panel = kernel->nr * ((dc + 3) / 4 * 4);
+    const std::size_t keys =
+        std::min(attnscore::kS8BlockBytes / panel, attnscore::kS8BlockKeys / kernel->nr) *
+        kernel->nr;
+    for (std::size_t n_q : {std::size_t{1}, kernel->mr + 1})
+      for (std::size_t n_k : {keys - 1, keys + 1, 2 * keys + kernel->nr / 2}) {
+        const Shape sh = make_shape(n_q, n_k, d, variant++);
+        const std::string err = run_case_s8(*kernel, sh, variant % 2 == 0,
+                                            attnscore_default_scale(d), variant % 7 == 0, rng);
+        if (!err.empty()) {
+          CAPTURE(n_q, n_k, d, keys, sh.ldq, sh.ldk, sh.lds);
+          FAIL(err);
+        }
+        ++cases;
+      }
+  }
   CHECK(cases > 0);
 }
 

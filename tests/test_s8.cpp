@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attnscore/attnscore.h"
+#include "attnscore/attnscore.hpp"
 #include "attnscore_config.h"
 #include "support.hpp"
 
@@ -47,8 +48,11 @@ TEST_CASE("s8 public API at every level: bit for bit", "[api][s8]") {
   const char *name = attnscore_kernel_name(ATTNSCORE_DTYPE_S8);
   REQUIRE(name != nullptr);
   CAPTURE(attnscore_level_name(level), name);
-  CHECK(attnscore_kernel_level(ATTNSCORE_DTYPE_S8) <= level);
+  CHECK(testing::level_rank(attnscore_kernel_level(ATTNSCORE_DTYPE_S8)) <=
+        testing::level_rank(level));
   CHECK(level_of(name) == attnscore_level_name(attnscore_kernel_level(ATTNSCORE_DTYPE_S8)));
+  // Every level but sse2 has an int8 kernel (README): a cap at a level this CPU runs gets it.
+  if (level != ATTNSCORE_LEVEL_SSE2) CHECK(attnscore_kernel_level(ATTNSCORE_DTYPE_S8) == level);
   std::mt19937 rng(17);
   std::uniform_int_distribution<int> v(-128, 127);
   std::uniform_real_distribution<float> sd(0.001f, 0.05f);
@@ -108,7 +112,12 @@ TEST_CASE("s8 dispatch picks the best int8 level the CPU supports", "[api][dispa
                         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
                         __builtin_cpu_supports("avx512vl");
     const bool vnni = avx512 && __builtin_cpu_supports("avx512vnni");
-    CHECK(level_of(name) == (vnni ? "avx512vnni" : avx512 ? "avx512" : avx2 ? "avx2" : "scalar"));
+    const bool avxvnni = avx2 && __builtin_cpu_supports("avxvnni") && ATTNSCORE_HAVE_AVXVNNI;
+    CHECK(level_of(name) == (vnni      ? "avx512vnni"
+                             : avx512  ? "avx512"
+                             : avxvnni ? "avxvnni"
+                             : avx2    ? "avx2"
+                                       : "scalar"));
   }
 #endif
   CHECK(attnscore_level_supported(attnscore_kernel_level(ATTNSCORE_DTYPE_S8)));
@@ -274,6 +283,91 @@ TEST_CASE("s8 quantization helper at every level, in every rounding mode", "[api
   CHECK((o[0] == 127 && o[1] == 2 && o[2] == 4 && o[3] == 0));
 }
 
+#if ATTNSCORE_HAVE_F16
+// binary16 bits -> float, from the format's definition (finite values only).
+float f16_value(std::uint16_t h) {
+  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  const float mag = e == 0 ? std::ldexp(static_cast<float>(m), -24)
+                           : std::ldexp(static_cast<float>(1024 + m), e - 25);
+  return (h & 0x8000) ? -mag : mag;
+}
+
+TEST_CASE("s8 quantization from f16 rows at every level, in every rounding mode",
+          "[api][s8][quantize][f16]") {
+  testing::CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  CAPTURE(attnscore_level_name(level));
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> bits(0, 0x7bff);  // every finite magnitude
+  for (std::size_t d : {1, 3, 16, 17, 100, 1024, 1500}) {
+    const std::size_t n = 6, ldx = d + 3, ldo = d + 2;
+    std::vector<std::uint16_t> x(n * ldx, 0x7e00);  // NaN in the gaps: never read
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t t = 0; t < d; ++t) {
+        std::uint16_t h = static_cast<std::uint16_t>(bits(rng) | (rng() & 1 ? 0x8000 : 0));
+        if (i == 1) h = t % 2 ? 0x8000 : 0;                          // zeros of both signs
+        if (i == 2) h = t == 0 ? 0x57f0 : 0x3800 | (t % 2) << 10;    // 127: ties 0.5, 1.5
+        if (i == 3) h = static_cast<std::uint16_t>(rng() & 0x83ff);  // subnormals only
+        if (i == 4 && t == d / 2) h = 0xfbff;                        // -65504
+        x[i * ldx + t] = h;
+      }
+    for (const int mode : {FE_TONEAREST, FE_DOWNWARD}) {
+      std::vector<std::int8_t> out(n * ldo, 99);
+      std::vector<float> scales(n, kNaN);
+      const int saved = std::fegetround();
+      std::fesetround(mode);
+      const attnscore_status st =
+          attnscore_quantize_f16_s8(n, d, x.data(), ldx, out.data(), ldo, scales.data());
+      std::fesetround(saved);
+      REQUIRE(st == ATTNSCORE_OK);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::vector<float> xf(d);
+        for (std::size_t t = 0; t < d; ++t) xf[t] = f16_value(x[i * ldx + t]);
+        std::vector<std::int8_t> want(d);
+        float ws;
+        quantize_ref(xf.data(), d, want.data(), &ws, mode);
+        CAPTURE(d, i, mode);
+        REQUIRE(testing::to_bits(scales[i]) == testing::to_bits(ws));
+        for (std::size_t t = 0; t < d; ++t) REQUIRE(int{out[i * ldo + t]} == int{want[t]});
+        if (d < ldo) REQUIRE(out[i * ldo + d] == 99);
+      }
+    }
+  }
+  // As the README example: 127 and -50.25 (exact in binary16) quantize to 127, -50.
+  const std::uint16_t h[2] = {0x57f0, 0xd248};
+  std::int8_t o[2];
+  float sc;
+  REQUIRE(attnscore_quantize_f16_s8(1, 2, h, 2, o, 2, &sc) == ATTNSCORE_OK);
+  CHECK((sc == 1.0f && o[0] == 127 && o[1] == -50));
+  // Bad input: its status, nothing written.
+  const std::uint16_t bad[4] = {0x3c00, 0x4000, 0x7c00, 0xfe00};  // 1, 2, +Inf, NaN
+  std::int8_t b8[4] = {9, 9, 9, 9};
+  float bs[2] = {7.0f, 7.0f};
+  CHECK(attnscore_quantize_f16_s8(0, 0, nullptr, 0, nullptr, 0, nullptr) == ATTNSCORE_OK);
+  CHECK(attnscore_quantize_f16_s8(1, 0, bad, 2, b8, 2, bs) == ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_quantize_f16_s8(1, 2, nullptr, 2, b8, 2, bs) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 2, nullptr, 2, bs) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 1, b8, 2, bs) == ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 2, b8, 1, bs) == ATTNSCORE_ERR_BAD_LDS);
+  CHECK(attnscore_quantize_f16_s8(2, 2, bad, SIZE_MAX / 2, b8, 2, bs) ==
+        ATTNSCORE_ERR_SIZE_OVERFLOW);
+  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 2, reinterpret_cast<std::int8_t *>(bs), 2, bs) ==
+        ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_quantize_f16_s8(2, 2, bad, 2, b8, 2, bs) == ATTNSCORE_ERR_NOT_FINITE);
+  CHECK(attnscore_quantize_f16_s8(1, 1, bad + 2, 1, b8, 1, bs) == ATTNSCORE_ERR_NOT_FINITE);
+  CHECK(attnscore_quantize_f16_s8(1, 1, bad + 3, 1, b8, 1, bs) == ATTNSCORE_ERR_NOT_FINITE);
+  CHECK((b8[0] == 9 && b8[1] == 9 && b8[2] == 9 && b8[3] == 9 && bs[0] == 7.0f));
+  // C++: a shape mismatch first.
+  attnscore::MatrixView<const attnscore::f16> hv(reinterpret_cast<const attnscore::f16 *>(h), 1, 2);
+  CHECK(attnscore::quantize(hv, attnscore::MatrixView<std::int8_t>(b8, 1, 1), bs) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(attnscore::quantize(hv, attnscore::MatrixView<std::int8_t>(b8, 1, 2), bs) ==
+          ATTNSCORE_OK);
+  CHECK((bs[0] == 1.0f && b8[0] == 127 && b8[1] == -50));
+}
+#endif
+
 TEST_CASE("s8 quantization helpers: bad input, nothing written", "[api][s8][quantize][errors]") {
   const float x[4] = {1.0f, 2.0f, std::numeric_limits<float>::infinity(), 4.0f};
   std::int8_t out[4] = {9, 9, 9, 9};
@@ -422,6 +516,96 @@ TEST_CASE("s8 packed key cache: same bits as the raw call, at every level", "[ap
   CHECK((s[0] == 5.0f && s[1] == 5.0f));
   REQUIRE(attnscore_kcache_s8_clear(c) == ATTNSCORE_OK);
   CHECK(attnscore_kcache_s8_size(c) == 0);
+}
+
+// Runs every task on the calling thread, in reverse order (any order must give the same bits).
+void reverse_parallel_for(void *, attnscore_task_fn fn, void *task_ctx, std::size_t n) {
+  for (std::size_t i = n; i-- > 0;) fn(task_ctx, i);
+}
+
+TEST_CASE("C++ int8 views, quantization, fold and key cache", "[api][s8]") {
+  using attnscore::MatrixView;
+  using attnscore::QuantizedView;
+  // q: 3 x 4 of 2 (one scale 0.5), k: 5 x 4 of -3 (scale j + 1 for key j), scale 1:
+  // acc = 4 * 2 * -3 = -24, s[i][j] = -24 * ((0.5 * 1) * (j + 1)) = -12 (j + 1).
+  std::vector<std::int8_t> q(3 * 6, 2), k(5 * 4, -3);
+  const float qs = 0.5f, ks[5] = {1, 2, 3, 4, 5};
+  std::vector<float> s(3 * 7, kNaN);
+  const QuantizedView Q(MatrixView<const std::int8_t>(q.data(), 3, 4, 6), &qs, 1);
+  const QuantizedView K(MatrixView<const std::int8_t>(k.data(), 5, 4), ks, 5);
+  REQUIRE(attnscore::scores(Q, K, MatrixView<float>(s.data(), 3, 5, 7), 1.0f) == ATTNSCORE_OK);
+  for (std::size_t i = 0; i < 3; ++i) {
+    for (std::size_t j = 0; j < 5; ++j) CHECK(s[i * 7 + j] == -12.0f * static_cast<float>(j + 1));
+    CHECK((std::isnan(s[i * 7 + 5]) && std::isnan(s[i * 7 + 6])));
+  }
+  // Shapes that disagree: nothing written; a wrong scale count comes from the C call.
+  std::vector<float> s2(3 * 5, 7.0f);
+  CHECK(attnscore::scores(Q, K, MatrixView<float>(s2.data(), 3, 4), 1.0f) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(attnscore::scores(Q, QuantizedView(MatrixView<const std::int8_t>(k.data(), 5, 3), ks, 5),
+                          MatrixView<float>(s2.data(), 3, 5),
+                          1.0f) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(attnscore::scores(Q, QuantizedView(K.m, ks, 4), MatrixView<float>(s2.data(), 3, 5)) ==
+        ATTNSCORE_ERR_BAD_SCALE_COUNT);
+  for (float x : s2) CHECK(x == 7.0f);
+  // Through a parallel-for: the same values.
+  const attnscore_parallel par{reverse_parallel_for, nullptr, 3};
+  REQUIRE(attnscore::scores(Q, K, MatrixView<float>(s2.data(), 3, 5), par, 1.0f) == ATTNSCORE_OK);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 5; ++j) CHECK(s2[i * 5 + j] == -12.0f * static_cast<float>(j + 1));
+  CHECK(attnscore::scores(Q, K, MatrixView<float>(s2.data(), 2, 5), par) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+
+  // quantize: {254, -1, 0.5} has scale 2 and quantizes to {127, -0 (ties to even), 0};
+  // {-12.7, 1} has scale 0.1 (12.7 / 127 rounded) and -127, 10.
+  const float x[2 * 3] = {254.0f, -1.0f, 0.5f, -12.7f, 1.0f, 0.0f};
+  std::int8_t x8[2 * 3] = {9, 9, 9, 9, 9, 9};
+  float xs[2] = {};
+  CHECK(attnscore::quantize(MatrixView<const float>(x, 2, 3), MatrixView<std::int8_t>(x8, 2, 2),
+                            xs) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(x8[0] == 9);
+  REQUIRE(attnscore::quantize(MatrixView<const float>(x, 2, 2, 3),
+                              MatrixView<std::int8_t>(x8, 2, 2, 3), xs) == ATTNSCORE_OK);
+  CHECK((xs[0] == 2.0f && x8[0] == 127 && x8[1] == 0 && x8[2] == 9));
+  CHECK((xs[1] == 12.7f / 127.0f && x8[3] == -127 && x8[4] == 10 && x8[5] == 9));
+
+  // fold: in place and into another view.
+  float f[2 * 2] = {1.0f, 2.0f, 3.0f, 4.0f}, g[2 * 2];
+  const float ch[2] = {0.5f, 4.0f};
+  CHECK(attnscore::fold_channel_scales(MatrixView<const float>(f, 2, 2), ch,
+                                       MatrixView<float>(g, 1, 2)) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(attnscore::fold_channel_scales(MatrixView<const float>(f, 2, 2), ch,
+                                         MatrixView<float>(g, 2, 2)) == ATTNSCORE_OK);
+  CHECK((g[0] == 0.5f && g[1] == 8.0f && g[2] == 1.5f && g[3] == 16.0f));
+  REQUIRE(attnscore::fold_channel_scales(MatrixView<const float>(f, 2, 2), ch,
+                                         MatrixView<float>(f, 2, 2)) == ATTNSCORE_OK);
+  CHECK((f[0] == 0.5f && f[3] == 16.0f));
+
+  // The key cache: the same values as the raw call.
+  std::vector<unsigned char> mem(attnscore::KeyCacheS8::bytes(8, 4));
+  attnscore::KeyCacheS8 cache(mem.data(), mem.size(), 8, 4);
+  REQUIRE(cache.status() == ATTNSCORE_OK);
+  CHECK(cache.d() == 4);
+  CHECK(cache.append(MatrixView<const std::int8_t>(k.data(), 5, 3), ks) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(cache.append(MatrixView<const std::int8_t>(k.data(), 2, 4), ks) == ATTNSCORE_OK);
+  REQUIRE(cache.append(MatrixView<const std::int8_t>(k.data() + 8, 3, 4), ks + 2) == ATTNSCORE_OK);
+  CHECK(cache.size() == 5);
+  std::fill(s2.begin(), s2.end(), 0.0f);
+  CHECK(attnscore::scores(Q, cache, MatrixView<float>(s2.data(), 3, 4), 1.0f) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(attnscore::scores(Q, cache, MatrixView<float>(s2.data(), 3, 5), 1.0f) == ATTNSCORE_OK);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 5; ++j) CHECK(s2[i * 5 + j] == -12.0f * static_cast<float>(j + 1));
+  REQUIRE(cache.clear() == ATTNSCORE_OK);
+  CHECK(cache.size() == 0);
+  // A cache that failed to initialise reports why, from every call.
+  attnscore::KeyCacheS8 small(mem.data(), 1, 8, 4);
+  CHECK(small.status() == ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(small.append(MatrixView<const std::int8_t>(k.data(), 1, 4), ks) ==
+        ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(attnscore::scores(Q, small, MatrixView<float>(s2.data(), 3, 0)) ==
+        ATTNSCORE_ERR_BUFFER_TOO_SMALL);
 }
 
 TEST_CASE("s8 statuses have their own messages", "[api][s8]") {

@@ -198,6 +198,12 @@ using QuantS8Fn = void (*)(std::size_t n, std::size_t d, const float *x, std::si
                            std::int8_t *out, std::size_t ldo, float *scales) noexcept;
 void quantize_s8_scalar(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
                         std::int8_t *out, std::size_t ldo, float *scales) noexcept;
+// The second half of QuantS8Fn alone: n floats divided by a given normal scale, rounded to
+// nearest even and saturated (the f16 quantizer's chunks of converted values).
+using QuantScaledS8Fn = void (*)(std::size_t n, const float *x, float scale,
+                                 std::int8_t *out) noexcept;
+void quantize_scaled_s8_scalar(std::size_t n, const float *x, float scale,
+                               std::int8_t *out) noexcept;
 
 struct KernelS8 {
   const char *name;
@@ -205,11 +211,16 @@ struct KernelS8 {
   std::size_t mr, nr;
   QkS8Fn fn;
   PackS8Fn pack;
-  QuantS8Fn quant;  // the quantization helper at this level
+  QuantS8Fn quant;               // the quantization helper at this level
+  QuantScaledS8Fn quant_scaled;  // its second half, with the scale given
 };
 
 constexpr std::size_t kS8Chunk = 512;  // dims per panel: a multiple of 4
 constexpr std::size_t kS8MaxNR = 64, kS8MaxMR = 16;
+// The driver's stack block of packed K (run_s8): at least one panel of kS8MaxNR x kS8Chunk, and
+// at most kS8BlockKeys keys (their sums and scales are kept beside it).
+constexpr std::size_t kS8BlockBytes = 64 * 1024, kS8BlockKeys = 1024;
+static_assert(kS8BlockBytes >= kS8MaxNR * kS8Chunk, "a block holds a panel");
 
 extern const KernelS8 qk_s8_4x4c4__scalar_kernel;
 #if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_AVX2
@@ -220,6 +231,9 @@ extern const KernelS8 qk_s8_8x16c4__avx512_kernel;
 #endif
 #if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_AVX512VNNI
 extern const KernelS8 qk_s8_8x32c4__avx512vnni_kernel;
+#endif
+#if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_AVXVNNI
+extern const KernelS8 qk_s8_6x16c4__avxvnni_kernel;
 #endif
 #if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_NEON && defined(__aarch64__)
 extern const KernelS8 qk_s8_4x8c4__neon_kernel;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The quantization helpers of the int8 path: f32 rows to int8 with a scale per row (the level's
-// vectorized QuantS8Fn), and folding per-channel key scales into Q.
+// The quantization helpers of the int8 path: f32 (and f16) rows to int8 with a scale per row
+// (the level's vectorized QuantS8Fn), and folding per-channel key scales into Q.
+#include <cfloat>
 #include <cstring>
 
 #include "checks.h"
@@ -37,6 +38,59 @@ attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_
       if ((bits & 0x7f800000u) == 0x7f800000u) return ATTNSCORE_ERR_NOT_FINITE;
     }
   active_kernel_s8().quant(n, d, x, ldx, out, ldo, scales);
+  return ATTNSCORE_OK;
+#endif
+}
+
+attnscore_status attnscore_quantize_f16_s8(size_t n, size_t d, const uint16_t *x, size_t ldx,
+                                           int8_t *out, size_t ldo, float *scales) {
+#if !ATTNSCORE_HAVE_S8 || !ATTNSCORE_HAVE_F16
+  (void)n, (void)d, (void)x, (void)ldx, (void)out, (void)ldo, (void)scales;
+  return ATTNSCORE_ERR_UNKNOWN_DTYPE;
+#else
+  if (n == 0) return ATTNSCORE_OK;
+  if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
+  if (x == nullptr || out == nullptr || scales == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (ldx < d) return ATTNSCORE_ERR_BAD_LDQ;
+  if (ldo < d) return ATTNSCORE_ERR_BAD_LDS;
+  std::size_t x_bytes, o_bytes, s_bytes;
+  if (!extent_bytes(x, n, d, ldx, sizeof(std::uint16_t), &x_bytes) ||
+      !extent_bytes(out, n, d, ldo, 1, &o_bytes) ||
+      !extent_bytes(scales, 1, n, n, sizeof(float), &s_bytes))
+    return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  if (overlaps(out, o_bytes, x, x_bytes) || overlaps(scales, s_bytes, x, x_bytes) ||
+      overlaps(scales, s_bytes, out, o_bytes))
+    return ATTNSCORE_ERR_OVERLAP;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t t = 0; t < d; ++t)
+      if ((x[i * ldx + t] & 0x7c00u) == 0x7c00u) return ATTNSCORE_ERR_NOT_FINITE;
+  // The f32 helper's operations on the exactly converted values: the row's max magnitude from
+  // the bits (binary16 magnitudes order as their bits), then the row converted a chunk at a time
+  // on the stack and divided by the scale at this level.
+  const KernelF16 &conv = active_kernel_f16();
+  const KernelS8 &quant = active_kernel_s8();
+  constexpr std::size_t kChunk = 1024;
+  alignas(64) float buf[kChunk];
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint16_t *r = x + i * ldx;
+    std::int8_t *o = out + i * ldo;
+    std::uint16_t mx = 0;
+    for (std::size_t t = 0; t < d; ++t) mx = (r[t] & 0x7fffu) > mx ? (r[t] & 0x7fffu) : mx;
+    float mxf;
+    conv.to_f32(1, &mx, &mxf);
+    const float scale = mxf / 127.0f;
+    if (!(scale >= FLT_MIN)) {  // as the f32 helper: zero scale, zero row
+      scales[i] = 0.0f;
+      std::memset(o, 0, d);
+      continue;
+    }
+    scales[i] = scale;
+    for (std::size_t t = 0; t < d; t += kChunk) {
+      const std::size_t len = d - t < kChunk ? d - t : kChunk;
+      conv.to_f32(len, r + t, buf);
+      quant.quant_scaled(len, buf, scale, o + t);
+    }
+  }
   return ATTNSCORE_OK;
 #endif
 }

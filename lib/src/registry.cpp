@@ -11,10 +11,14 @@
 namespace attnscore {
 namespace {
 
+enum Family { kAny, kX86, kArm };
+
 struct LevelInfo {
   attnscore_level level;
   const char *name;
   std::uint64_t required;  // CPU features the level needs
+  Family family;
+  int rank;  // order within the family for the cap: a cap admits the levels of rank <= its own
 };
 
 constexpr std::uint64_t kAvx2 = ATTNSCORE_CPU_AVX2 | ATTNSCORE_CPU_FMA | ATTNSCORE_CPU_F16C;
@@ -28,38 +32,45 @@ constexpr std::uint64_t kNeon = ATTNSCORE_CPU_NEON;
 #endif
 constexpr std::uint64_t kNeonDot = kNeon | ATTNSCORE_CPU_ASIMDDP;
 
-// Every level, each CPU family lowest first.
+// Every level. The ranks are not the enum values (those are fixed ABI): avxvnni, added later,
+// ranks between avx2 and avx512, so that each x86 cap is a CPU generation's feature set: avx2
+// Haswell, avxvnni Alder Lake (AVX-VNNI without AVX-512: int8 on it, f32 on avx2), avx512
+// Skylake-X (no VNNI of either form), avx512vnni Cascade Lake and later. The kernel tables
+// list their rows in descending rank.
 constexpr LevelInfo kAllLevels[] = {
-    {ATTNSCORE_LEVEL_SCALAR, "scalar", 0},
-    {ATTNSCORE_LEVEL_SSE2, "sse2", ATTNSCORE_CPU_SSE2},
-    {ATTNSCORE_LEVEL_AVX2, "avx2", kAvx2},
-    {ATTNSCORE_LEVEL_AVX512, "avx512", kAvx512},
-    {ATTNSCORE_LEVEL_AVX512VNNI, "avx512vnni", kAvx512 | ATTNSCORE_CPU_AVX512VNNI},
-    {ATTNSCORE_LEVEL_NEON, "neon", kNeon},
-    {ATTNSCORE_LEVEL_NEON_DOTPROD, "neon_dotprod", kNeonDot},
-    {ATTNSCORE_LEVEL_NEON_I8MM, "neon_i8mm", kNeonDot | ATTNSCORE_CPU_I8MM},
+    {ATTNSCORE_LEVEL_SCALAR, "scalar", 0, kAny, 0},
+    {ATTNSCORE_LEVEL_SSE2, "sse2", ATTNSCORE_CPU_SSE2, kX86, 1},
+    {ATTNSCORE_LEVEL_AVX2, "avx2", kAvx2, kX86, 2},
+    {ATTNSCORE_LEVEL_AVXVNNI, "avxvnni", kAvx2 | ATTNSCORE_CPU_AVXVNNI, kX86, 3},
+    {ATTNSCORE_LEVEL_AVX512, "avx512", kAvx512, kX86, 4},
+    {ATTNSCORE_LEVEL_AVX512VNNI, "avx512vnni", kAvx512 | ATTNSCORE_CPU_AVX512VNNI, kX86, 5},
+    {ATTNSCORE_LEVEL_NEON, "neon", kNeon, kArm, 1},
+    {ATTNSCORE_LEVEL_NEON_DOTPROD, "neon_dotprod", kNeonDot, kArm, 2},
+    {ATTNSCORE_LEVEL_NEON_I8MM, "neon_i8mm", kNeonDot | ATTNSCORE_CPU_I8MM, kArm, 3},
 };
 
-// This build's family: its levels are numbered kFamilyBase + 1 ... kFamilyBase + kTopRank.
+// This build's family, and the rank of its top level.
 #if ATTNSCORE_FAMILY_X86
-constexpr int kFamilyBase = 0, kTopRank = 4;
+constexpr Family kFamily = kX86;
+constexpr int kTopRank = 5;
 #elif ATTNSCORE_FAMILY_ARM
-constexpr int kFamilyBase = 15, kTopRank = 3;
+constexpr Family kFamily = kArm;
+constexpr int kTopRank = 3;
 #else
-constexpr int kFamilyBase = 0, kTopRank = 0;
+constexpr Family kFamily = kAny;
+constexpr int kTopRank = 0;
 #endif
-
-// Rank of a level within this build's family (scalar is 0), or -1 when the family lacks it.
-int level_rank(attnscore_level level) noexcept {
-  if (level == ATTNSCORE_LEVEL_SCALAR) return 0;
-  const int r = static_cast<int>(level) - kFamilyBase;
-  return r >= 1 && r <= kTopRank ? r : -1;
-}
 
 const LevelInfo *level_info(int level) noexcept {
   for (const LevelInfo &l : kAllLevels)
     if (l.level == level) return &l;
   return nullptr;
+}
+
+// Rank of a level within this build's family (scalar is 0), or -1 when the family lacks it.
+int level_rank(attnscore_level level) noexcept {
+  const LevelInfo *l = level_info(level);
+  return l != nullptr && (l->family == kAny || l->family == kFamily) ? l->rank : -1;
 }
 
 // Best first; only the kernels this build compiled.
@@ -111,6 +122,9 @@ constexpr const KernelS8 *kS8[] = {
 #endif
 #if ATTNSCORE_HAVE_AVX512
     &qk_s8_8x16c4__avx512_kernel,
+#endif
+#if ATTNSCORE_HAVE_AVXVNNI
+    &qk_s8_6x16c4__avxvnni_kernel,
 #endif
 #if ATTNSCORE_HAVE_AVX2
     &qk_s8_4x8c4__avx2_kernel,

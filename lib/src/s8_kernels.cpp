@@ -59,6 +59,14 @@ float round_even(float y) noexcept {
 
 }  // namespace
 
+void quantize_scaled_s8_scalar(std::size_t n, const float *x, float scale,
+                               std::int8_t *out) noexcept {
+  for (std::size_t t = 0; t < n; ++t) {
+    const float y = round_even(x[t] / scale);
+    out[t] = static_cast<std::int8_t>(y < -128.0f ? -128.0f : y > 127.0f ? 127.0f : y);
+  }
+}
+
 void quantize_s8_scalar(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
                         std::int8_t *out, std::size_t ldo, float *scales) noexcept {
   for (std::size_t i = 0; i < n; ++i) {
@@ -73,40 +81,57 @@ void quantize_s8_scalar(std::size_t n, std::size_t d, const float *x, std::size_
       continue;
     }
     scales[i] = scale;
-    for (std::size_t t = 0; t < d; ++t) {
-      const float y = round_even(r[t] / scale);
-      o[t] = static_cast<std::int8_t>(y < -128.0f ? -128.0f : y > 127.0f ? 127.0f : y);
-    }
+    quantize_scaled_s8_scalar(d, r, scale, o);
   }
 }
 
-extern const KernelS8 qk_s8_4x4c4__scalar_kernel = {
-    "qk_s8_4x4c4__scalar",    ATTNSCORE_LEVEL_SCALAR, kMR, kNR, qk_s8_4x4c4__scalar,
-    qk_s8_4x4c4__scalar_pack, quantize_s8_scalar};
+extern const KernelS8 qk_s8_4x4c4__scalar_kernel = {"qk_s8_4x4c4__scalar",
+                                                    ATTNSCORE_LEVEL_SCALAR,
+                                                    kMR,
+                                                    kNR,
+                                                    qk_s8_4x4c4__scalar,
+                                                    qk_s8_4x4c4__scalar_pack,
+                                                    quantize_s8_scalar,
+                                                    quantize_scaled_s8_scalar};
 
 void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
             const std::int8_t *q, std::size_t ldq, const float *q_scale, std::size_t q_step,
             const std::int8_t *k, std::size_t ldk, const float *k_scale, std::size_t k_step,
             float *s, std::size_t lds, float scale) noexcept {
-  // One panel of NR keys x kS8Chunk dims on the stack (L1) while every Q row streams past it.
-  alignas(64) std::int8_t panel[kS8MaxNR * kS8Chunk];
-  alignas(64) std::int32_t sums[kS8MaxNR];
-  alignas(64) float ks[kS8MaxNR];
+  // K is packed a block of keys at a time (as many panels as kS8BlockBytes holds: 1024 keys of
+  // d <= 64, 512 of d = 128), each key once per call; then every MR-row tile of Q
+  // runs across the whole block. So a tile's S rows are written as long contiguous runs while
+  // its Q rows stay in L1, instead of a narrow column of S (one 4 KiB page per row) per panel,
+  // which past L2 and the TLB's reach (2048 x 2048: 16 MiB) cost more than the arithmetic.
+  alignas(64) std::int8_t block[kS8BlockBytes];
+  alignas(64) std::int32_t sums[kS8BlockKeys];
+  alignas(64) float ks[kS8BlockKeys];
   float qs[kS8MaxMR];
-  for (std::size_t j = 0; j < n_k; j += kernel.nr) {
-    const std::size_t cols = n_k - j < kernel.nr ? n_k - j : kernel.nr;
-    for (std::size_t jj = 0; jj < kernel.nr; ++jj)
-      ks[jj] = jj < cols ? k_scale[(j + jj) * k_step] : 0.0f;
-    for (std::size_t t = 0; t < d; t += kS8Chunk) {
-      const std::size_t dc = d - t < kS8Chunk ? d - t : kS8Chunk;
-      const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
-      kernel.pack(cols, dc, k + j * ldk + t, ldk, panel, sums);
+  const std::size_t nr = kernel.nr;
+  for (std::size_t t = 0; t < d; t += kS8Chunk) {
+    const std::size_t dc = d - t < kS8Chunk ? d - t : kS8Chunk;
+    const std::size_t panel_bytes = nr * ((dc + 3) / 4 * 4);
+    std::size_t panels = kS8BlockBytes / panel_bytes;
+    if (panels * nr > kS8BlockKeys) panels = kS8BlockKeys / nr;
+    const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
+    for (std::size_t j0 = 0; j0 < n_k; j0 += panels * nr) {
+      const std::size_t keys = n_k - j0 < panels * nr ? n_k - j0 : panels * nr;
+      const std::size_t np = (keys + nr - 1) / nr;
+      for (std::size_t p = 0; p < np; ++p) {
+        const std::size_t j = j0 + p * nr, cols = n_k - j < nr ? n_k - j : nr;
+        kernel.pack(cols, dc, k + j * ldk + t, ldk, block + p * panel_bytes, sums + p * nr);
+        for (std::size_t jj = 0; jj < nr; ++jj)
+          ks[p * nr + jj] = jj < cols ? k_scale[(j + jj) * k_step] : 0.0f;
+      }
       for (std::size_t i = 0; i < n_q; i += kernel.mr) {
         const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
         // The first product of the combined scale, (q_scale * scale), rounded as the contract says.
         for (std::size_t ii = 0; ii < rows; ++ii) qs[ii] = q_scale[(i + ii) * q_step] * scale;
-        kernel.fn(rows, cols, dc, q + i * ldq + t, ldq, panel, sums, qs, ks, s + i * lds + j, lds,
-                  flags);
+        for (std::size_t p = 0; p < np; ++p) {
+          const std::size_t j = j0 + p * nr, cols = n_k - j < nr ? n_k - j : nr;
+          kernel.fn(rows, cols, dc, q + i * ldq + t, ldq, block + p * panel_bytes, sums + p * nr,
+                    qs, ks + p * nr, s + i * lds + j, lds, flags);
+        }
       }
     }
   }

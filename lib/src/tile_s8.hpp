@@ -170,9 +170,41 @@ static inline std::int32_t step_even(std::int32_t v, float f) noexcept {
   return v;
 }
 
-// The quantization helper (QuantS8Fn in kernels.h), for levels with a correctly rounded vector
-// division (x86; not xsimd 8.1's NEON, a reciprocal estimate): every operation is the scalar
-// helper's, so the bits are the same at every level.
+// Quantizes d floats with a given normal scale: o[t] = x[t] / scale rounded to nearest even and
+// saturated (QuantScaledS8Fn in kernels.h), for levels with a correctly rounded vector division
+// (x86; not xsimd 8.1's NEON, a reciprocal estimate): every operation is the scalar helper's,
+// so the bits are the same at every level.
+template <class Arch>
+inline void quantize_scaled(std::size_t d, const float *r, float scale, std::int8_t *o) noexcept {
+  using B = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = B::size;
+  const B sb(scale), lo(-128.0f), hi(127.0f);
+  std::size_t t = 0;
+  for (; t + W <= d; t += W) {
+    // Clamped first, then rounded (the same as rounding, then saturating). Rounding to
+    // nearest even without the rounding mode: truncate (explicit in the conversion), take the
+    // fraction (y minus its integer part: exact), and step away from zero past one half, or
+    // at one half from an odd integer.
+    const B y = xsimd::min(xsimd::max(B::load_unaligned(r + t) / sb, lo), hi);
+    const auto ti = xsimd::batch_cast<std::int32_t>(y);
+    alignas(64) std::int32_t v[W];
+    alignas(64) float frac[W];
+    ti.store_aligned(v);
+    (y - xsimd::batch_cast<float>(ti)).store_aligned(frac);
+    for (std::size_t l = 0; l < W; ++l)
+      o[t + l] = static_cast<std::int8_t>(step_even(v[l], frac[l]));
+  }
+  for (; t < d; ++t) {
+    alignas(64) float one[W] = {r[t]};
+    const B y = xsimd::min(xsimd::max(B::load_aligned(one) / sb, lo), hi);
+    const auto ti = xsimd::batch_cast<std::int32_t>(y);
+    o[t] =
+        static_cast<std::int8_t>(step_even(ti.get(0), (y - xsimd::batch_cast<float>(ti)).get(0)));
+  }
+}
+
+// The quantization helper (QuantS8Fn in kernels.h) on quantize_scaled: max|x| per row, then the
+// row divided by max / 127.
 template <class Arch>
 inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::size_t ldx,
                           std::int8_t *out, std::size_t ldo, float *scales) noexcept {
@@ -196,28 +228,7 @@ inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::siz
       continue;
     }
     scales[i] = scale;
-    const B sb(scale), lo(-128.0f), hi(127.0f);
-    for (t = 0; t + W <= d; t += W) {
-      // Clamped first, then rounded (the same as rounding, then saturating). Rounding to
-      // nearest even without the rounding mode: truncate (explicit in the conversion), take the
-      // fraction (y minus its integer part: exact), and step away from zero past one half, or
-      // at one half from an odd integer.
-      const B y = xsimd::min(xsimd::max(B::load_unaligned(r + t) / sb, lo), hi);
-      const auto ti = xsimd::batch_cast<std::int32_t>(y);
-      alignas(64) std::int32_t v[W];
-      alignas(64) float frac[W];
-      ti.store_aligned(v);
-      (y - xsimd::batch_cast<float>(ti)).store_aligned(frac);
-      for (std::size_t l = 0; l < W; ++l)
-        o[t + l] = static_cast<std::int8_t>(step_even(v[l], frac[l]));
-    }
-    for (; t < d; ++t) {
-      alignas(64) float one[W] = {r[t]};
-      const B y = xsimd::min(xsimd::max(B::load_aligned(one) / sb, lo), hi);
-      const auto ti = xsimd::batch_cast<std::int32_t>(y);
-      o[t] =
-          static_cast<std::int8_t>(step_even(ti.get(0), (y - xsimd::batch_cast<float>(ti)).get(0)));
-    }
+    quantize_scaled<Arch>(d, r, scale, o);
   }
 }
 
@@ -243,12 +254,18 @@ inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::siz
                                            float *scales) noexcept {                             \
     tile::quantize_rows<typename Ops::Arch>(n, d, x, ldx, out, ldo, scales);                     \
   }                                                                                              \
-  extern const KernelS8 name##_kernel = {#name,                                                  \
-                                         level,                                                  \
-                                         MR,                                                     \
-                                         NV * Ops::kKeysPerVec,                                  \
-                                         name,                                                   \
-                                         name##_pack,                                            \
-                                         Ops::kVecQuant ? name##_quant : quantize_s8_scalar};
+  ATTNSCORE_KERNEL_ENTRY void name##_quant_scaled(std::size_t n, const float *x, float scale,    \
+                                                  std::int8_t *out) noexcept {                   \
+    tile::quantize_scaled<typename Ops::Arch>(n, x, scale, out);                                 \
+  }                                                                                              \
+  extern const KernelS8 name##_kernel = {                                                        \
+      #name,                                                                                     \
+      level,                                                                                     \
+      MR,                                                                                        \
+      NV * Ops::kKeysPerVec,                                                                     \
+      name,                                                                                      \
+      name##_pack,                                                                               \
+      Ops::kVecQuant ? name##_quant : quantize_s8_scalar,                                        \
+      Ops::kVecQuant ? name##_quant_scaled : quantize_scaled_s8_scalar};
 
 #endif  // ATTNSCORE_TILE_S8_HPP

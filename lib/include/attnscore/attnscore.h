@@ -52,13 +52,16 @@ typedef enum attnscore_dtype {
   ATTNSCORE_DTYPE_MAX_ENUM = 0x7fffffff /**< not a dtype: makes every int value a valid one */
 } attnscore_dtype;
 
-/** Kernel levels: feature bundles, best first within a CPU family; scalar is in every build. */
+/** Kernel levels: feature bundles; scalar is in every build. A cap admits the levels up to it in
+ * the cap order, which is the enum order within a CPU family except for avxvnni (added later):
+ * scalar, sse2, avx2, avxvnni, avx512, avx512vnni; scalar, neon, neon_dotprod, neon_i8mm. */
 typedef enum attnscore_level {
   ATTNSCORE_LEVEL_SCALAR = 0,           /**< portable C++, always built */
   ATTNSCORE_LEVEL_SSE2 = 1,             /**< x86-64 baseline */
   ATTNSCORE_LEVEL_AVX2 = 2,             /**< AVX2 + FMA + F16C, OS saves YMM */
   ATTNSCORE_LEVEL_AVX512 = 3,           /**< AVX-512 F/BW/DQ/VL, OS saves ZMM */
   ATTNSCORE_LEVEL_AVX512VNNI = 4,       /**< avx512 + AVX512_VNNI */
+  ATTNSCORE_LEVEL_AVXVNNI = 5,          /**< avx2 + AVX-VNNI (int8 only); ranks below avx512 */
   ATTNSCORE_LEVEL_NEON = 16,            /**< aarch64 ASIMD, armv7 NEON-VFPv4 */
   ATTNSCORE_LEVEL_NEON_DOTPROD = 17,    /**< neon + ASIMDDP (sdot) */
   ATTNSCORE_LEVEL_NEON_I8MM = 18,       /**< neon_dotprod + I8MM (smmla) */
@@ -446,6 +449,15 @@ attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t 
  */
 attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_t ldx, int8_t *out,
                                        size_t ldo, float *scales);
+
+/**
+ * As attnscore_quantize_s8, from IEEE binary16 rows (each element passed as its 16 bits): the
+ * same bits as attnscore_quantize_s8 on the exactly converted values. Statuses as
+ * attnscore_quantize_s8 (ATTNSCORE_ERR_NOT_FINITE for a binary16 NaN or infinity), and
+ * ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without the int8 path or without f16.
+ */
+attnscore_status attnscore_quantize_f16_s8(size_t n, size_t d, const uint16_t *x, size_t ldx,
+                                           int8_t *out, size_t ldo, float *scales);
 
 /**
  * Folds per-channel key scales into Q: out[i*ldo + t] = q[i*ldq + t] * channel_scale[t]. For a

@@ -276,6 +276,105 @@ inline Status scores(MatrixView<const f16> q, const KeyCacheF16 &cache, MatrixVi
                                      scale);
 }
 
+/// Symmetric int8 rows with their float scales (the q_scale / k_scale of attnscore_scores_s8):
+/// `scales` holds `count` floats, 1 (one scale for every row) or m.rows (one per row).
+struct QuantizedView {
+  MatrixView<const std::int8_t> m;
+  const float *scales = nullptr;
+  std::size_t count = 0;
+
+  constexpr QuantizedView() = default;
+  constexpr QuantizedView(MatrixView<const std::int8_t> m_, const float *scales_,
+                          std::size_t count_)
+      : m(m_), scales(scales_), count(count_) {}
+};
+
+/// s[i][j] = (float)acc_ij * ((q_scale * scale) * k_scale) from int8 q and k (n_q x d, n_k x d),
+/// as attnscore_scores_s8 (ATTNSCORE_ERR_SHAPE_MISMATCH first, as for f32; a wrong scale count
+/// is ATTNSCORE_ERR_BAD_SCALE_COUNT from the C call).
+inline Status scores(QuantizedView q, QuantizedView k, MatrixView<float> s,
+                     float scale = 0.0f) noexcept {
+  if (q.m.cols != k.m.cols || s.rows != q.m.rows || s.cols != k.m.rows)
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_s8(q.m.rows, k.m.rows, q.m.cols, q.m.data, q.m.ld, q.scales, q.count,
+                             k.m.data, k.m.ld, k.scales, k.count, s.data, s.ld, scale);
+}
+
+/// attnscore_scores_s8_parallel over views: the same bits as scores(q, k, s).
+inline Status scores(QuantizedView q, QuantizedView k, MatrixView<float> s,
+                     const attnscore_parallel &par, float scale = 0.0f) noexcept {
+  if (q.m.cols != k.m.cols || s.rows != q.m.rows || s.cols != k.m.rows)
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_s8_parallel(&par, q.m.rows, k.m.rows, q.m.cols, q.m.data, q.m.ld,
+                                      q.scales, q.count, k.m.data, k.m.ld, k.scales, k.count,
+                                      s.data, s.ld, scale);
+}
+
+/// f32 rows to int8 with one scale per row (scales: x.rows floats): attnscore_quantize_s8.
+/// ATTNSCORE_ERR_SHAPE_MISMATCH (nothing written) if out is not x.rows x x.cols.
+inline Status quantize(MatrixView<const float> x, MatrixView<std::int8_t> out,
+                       float *scales) noexcept {
+  if (out.rows != x.rows || out.cols != x.cols) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_quantize_s8(x.rows, x.cols, x.data, x.ld, out.data, out.ld, scales);
+}
+
+/// binary16 rows to int8 with one scale per row: attnscore_quantize_f16_s8 (the bits quantize()
+/// gives for the converted rows).
+inline Status quantize(MatrixView<const f16> x, MatrixView<std::int8_t> out,
+                       float *scales) noexcept {
+  if (out.rows != x.rows || out.cols != x.cols) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_quantize_f16_s8(x.rows, x.cols, f16_bits(x.data), x.ld, out.data, out.ld,
+                                   scales);
+}
+
+/// out[i][t] = q[i][t] * channel_scale[t] (channel_scale: q.cols floats; out may be q itself):
+/// attnscore_fold_channel_scales, ATTNSCORE_ERR_SHAPE_MISMATCH if out's shape is not q's.
+inline Status fold_channel_scales(MatrixView<const float> q, const float *channel_scale,
+                                  MatrixView<float> out) noexcept {
+  if (out.rows != q.rows || out.cols != q.cols) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_fold_channel_scales(q.rows, q.cols, q.data, q.ld, channel_scale, out.data,
+                                       out.ld);
+}
+
+/// The packed int8 key cache over caller memory (attnscore_kcache_s8_init), as KeyCache; each
+/// key is appended with its scale.
+class KeyCacheS8 {
+ public:
+  static std::size_t bytes(std::size_t capacity, std::size_t d) noexcept {
+    return attnscore_kcache_s8_bytes(capacity, d);
+  }
+  KeyCacheS8(void *mem, std::size_t mem_bytes, std::size_t capacity, std::size_t d) noexcept
+      : status_(attnscore_kcache_s8_init(mem, mem_bytes, capacity, d, &cache_)) {}
+  KeyCacheS8(const KeyCacheS8 &) = delete;
+  KeyCacheS8 &operator=(const KeyCacheS8 &) = delete;
+
+  Status status() const noexcept { return status_; }
+  /// Appends the rows of k with one scale each (k_scale: k.rows floats).
+  Status append(MatrixView<const std::int8_t> k, const float *k_scale) noexcept {
+    if (status_ != ATTNSCORE_OK) return status_;
+    if (k.rows != 0 && k.cols != d()) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+    return attnscore_kcache_s8_append(cache_, k.rows, k.data, k.ld, k_scale);
+  }
+  std::size_t size() const noexcept { return attnscore_kcache_s8_size(cache_); }
+  std::size_t d() const noexcept { return attnscore_kcache_s8_dim(cache_); }
+  Status clear() noexcept { return attnscore_kcache_s8_clear(cache_); }
+  const attnscore_kcache_s8 *handle() const noexcept { return cache_; }
+
+ private:
+  attnscore_kcache_s8 *cache_ = nullptr;
+  Status status_;
+};
+
+/// int8 scores of q against every key in the cache: attnscore_scores_s8_kcache.
+inline Status scores(QuantizedView q, const KeyCacheS8 &cache, MatrixView<float> s,
+                     float scale = 0.0f) noexcept {
+  if (cache.status() != ATTNSCORE_OK) return cache.status();
+  if (q.m.cols != cache.d() || s.rows != q.m.rows || s.cols != cache.size())
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_s8_kcache(q.m.rows, q.m.data, q.m.ld, q.scales, q.count, cache.handle(),
+                                    s.data, s.ld, scale);
+}
+
 /// The float nearest to 1/sqrt(d), the scale used when 0 is passed.
 inline float default_scale(std::size_t d) noexcept { return attnscore_default_scale(d); }
 /// A static message for a status.
