@@ -1982,6 +1982,8 @@ int fuzz_quantize(Input &in, int cap) {
   if (!s8_built()) return -1;
   const std::uint8_t which = in.u8();
   const bool fold = which & 1;
+  // attnscore_quantize_f16_s8: binary16 rows, the same bits as quantizing the converted rows.
+  const bool half = !fold && (which & 2) && f16_built();
   std::size_t n = decode_rows(in, 19), d = decode_d(in);
   if (n < 20 && d <= kMaxElems)
     while (n * d > (std::size_t{1} << 13)) n /= 2;
@@ -1996,10 +1998,16 @@ int fuzz_quantize(Input &in, int cap) {
   if (!fits) nx = no = 1;
   // fold: out in x's buffer (in place when place says so, or overlapping); quantize: the
   // scales after x or in out's place.
-  const unsigned where = place % 4;  // 0 apart, 1 out in x, 2 scales/channels in x, 3 in place
+  // (binary16 rows: only apart)
+  const unsigned where = half ? 0 : place % 4;  // 0 apart, 1 out in x, 2 aux in x, 3 in place
   Input values = in.stream();
   std::vector<float> x(nx + (where == 1 ? no : 0) + (where == 2 && fits ? d + n : 0));
+  std::vector<std::uint16_t> xh(half ? nx : 0);
   for (float &v : x) v = F32::value(values, mode, exp);
+  for (std::size_t i = 0; i < xh.size(); ++i) {
+    xh[i] = F16::value(values, mode, exp).bits;
+    x[i] = half_value(xh[i]);  // the reference's view of the same rows
+  }
   std::vector<float> chan(where == 2       ? 1
                           : d <= kMaxElems ? d
                                            : 1),
@@ -2011,6 +2019,7 @@ int fuzz_quantize(Input &in, int cap) {
   std::vector<std::int8_t> outq(where == 1 ? 1 : no, std::int8_t{0x5a});
   const std::size_t shift = place >> 4;  // where out or the scales start inside x
   float *xp = nulls == 0xff ? nullptr : x.data();
+  const std::uint16_t *xhp = nulls == 0xff ? nullptr : xh.data();
   float *op_f = where == 1 ? x.data() + std::min(shift, nx) : where == 3 ? x.data() : outf.data();
   std::int8_t *op_q = where == 1
                           ? reinterpret_cast<std::int8_t *>(x.data()) + std::min(shift, 4 * nx)
@@ -2031,7 +2040,8 @@ int fuzz_quantize(Input &in, int cap) {
     else if (ldo_used < d)
       want = ATTNSCORE_ERR_BAD_LDS;
     else {
-      const Extent ex = extent(xp, n, d, ldx, 4), eo = extent(out, n, d, ldo_used, fold ? 4 : 1);
+      const Extent ex = half ? extent(xhp, n, d, ldx, 2) : extent(xp, n, d, ldx, 4);
+      const Extent eo = extent(out, n, d, ldo_used, fold ? 4 : 1);
       const Extent ea = fold ? extent(aux, 1, d, d, 4) : extent(aux, 1, n, n, 4);
       if (!ex.ok || !eo.ok || !ea.ok)
         want = ATTNSCORE_ERR_SIZE_OVERFLOW;
@@ -2051,23 +2061,31 @@ int fuzz_quantize(Input &in, int cap) {
   if (works && !fits) return -1;
   char what[200];
   std::snprintf(what, sizeof what, "attnscore_%s cap %d: n %zu, d %zu, ld %zu/%zu, place %#x",
-                fold ? "fold_channel_scales" : "quantize_s8", cap, n, d, ldx, ldo_used, place);
+                fold   ? "fold_channel_scales"
+                : half ? "quantize_f16_s8"
+                       : "quantize_s8",
+                cap, n, d, ldx, ldo_used, place);
   g_call = what;
   const std::vector<float> x0 = x, chan0 = chan, scales0 = scales, outf0 = outf;
+  const std::vector<std::uint16_t> xh0 = xh;
   const std::vector<std::int8_t> outq0 = outq;
   auto call = [&] {
     return fold ? api("attnscore_fold_channel_scales",
                       [&] {
                         return attnscore_fold_channel_scales(n, d, xp, ldx, aux, op_f, ldo_used);
                       })
-                : api("attnscore_quantize_s8",
-                      [&] { return attnscore_quantize_s8(n, d, xp, ldx, op_q, ldo_used, aux); });
+           : half
+               ? api("attnscore_quantize_f16_s8",
+                     [&] { return attnscore_quantize_f16_s8(n, d, xhp, ldx, op_q, ldo_used, aux); })
+               : api("attnscore_quantize_s8",
+                     [&] { return attnscore_quantize_s8(n, d, xp, ldx, op_q, ldo_used, aux); });
   };
   const attnscore_status got = call();
   if (got != want) fail("returned %d, expected %d", got, want);
+  if (xh != xh0) fail("the binary16 rows changed");
   if (!works) {
     if (!same_bits(x, x0) || !same_bits(chan, chan0) || !same_bits(scales, scales0) ||
-        outq != outq0 || !same_bits(outf, outf0))
+        outq != outq0 || !same_bits(outf, outf0) || xh != xh0)
       fail("memory written on error or no-op");
     return 0;
   }
