@@ -1952,8 +1952,11 @@ int fuzz_f16_out(Input &in, int cap) {
   // Without f16 arithmetic the flag must change nothing: bit for bit the f32-accumulating call.
   if (flags != 0 && !attnscore_f16_accumulation_available()) {
     std::vector<float> plain(ns, from_bits(kGuardBits));
-    if (attnscore_scores_f16(n_q, n_k, d, qp, ldq, kp, ldk, plain.data(), lds, scale) !=
-            ATTNSCORE_OK ||
+    // (in the same FP mode as the call it is compared with)
+    if (api("attnscore_scores_f16",
+            [&] {
+              return attnscore_scores_f16(n_q, n_k, d, qp, ldq, kp, ldk, plain.data(), lds, scale);
+            }) != ATTNSCORE_OK ||
         std::memcmp(plain.data(), ref.data(), ns * sizeof(float)) != 0)
       fail("f16 accumulation unavailable, yet the flag changed the scores");
   }
