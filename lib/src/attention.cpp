@@ -226,14 +226,17 @@ void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &
     for (std::size_t hk = 0; hk < a.heads_kv; ++hk) {
       const float *kh = k + hk * khs;
       if (n_q == 1) {
-        // The group's heads are the tile's rows (row stride = head stride): K is read once per
-        // group, a chunk of keys at a time, while it is in L1.
+        // The group's heads are the tile's rows (row stride = head stride): each block of K is
+        // read and transposed once for up to dec_rows heads (all of a group of 4 everywhere, of
+        // 8 on 32-register levels); larger groups take it in near-equal parts while it is in L1.
         const float *qg = q + hk * g * qhs;
         float *sg = s + hk * g * shs;
+        const std::size_t parts = (g + kernel.dec_rows - 1) / kernel.dec_rows;
+        const std::size_t step = (g + parts - 1) / parts;
         for (std::size_t j = lo; j < hi; j += kernel.nr_dec) {
           const std::size_t cols = hi - j < kernel.nr_dec ? hi - j : kernel.nr_dec;
-          for (std::size_t r = 0; r < g; r += kDecodeRows) {
-            const std::size_t rows = g - r < kDecodeRows ? g - r : kDecodeRows;
+          for (std::size_t r = 0; r < g; r += step) {
+            const std::size_t rows = g - r < step ? g - r : step;
             kernel.dec(rows, cols, d, qg + r * qhs, qhs, kh + j * krs, krs, sg + r * shs + j, shs,
                        scale);
           }

@@ -61,6 +61,7 @@ extern const KernelF16 qk_f16_4x4__scalar_kernel = {"qk_f16_4x4__scalar",
                                                     qk_f16_4x4__scalar_dec,
                                                     qk_f16_4x4__scalar_cdec,
                                                     qk_f16_4x4__scalar_to_f32,
-                                                    qk_f16_4x4__scalar_to_f16};
+                                                    qk_f16_4x4__scalar_to_f16,
+                                                    kMaxDecodeRows};
 
 }  // namespace attnscore

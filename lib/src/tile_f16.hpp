@@ -142,6 +142,7 @@ inline void f32_to_f16_row(std::size_t n, const float *src, std::uint16_t *dst) 
                                           name##_dec,                                              \
                                           name##_cdec,                                             \
                                           name##_to_f32,                                           \
-                                          name##_to_f16};
+                                          name##_to_f16,                                           \
+                                          tile::kDecodeGroupRows<Arch>};
 
 #endif  // ATTNSCORE_TILE_F16_HPP
