@@ -17,9 +17,9 @@ struct Span {
 Span visible_keys(const attnscore_attention_desc &a, std::size_t i) noexcept;
 
 // Every argument check of the attention calls, in the order the statuses are documented; the
-// dtype-independent part (the extents assume 4-byte elements).
+// dtype-independent part (the extents assume 4-byte Q and K elements, and s_elem-byte S ones).
 attnscore_status check_attention(const attnscore_attention_desc &a, const void *q, const void *k,
-                                 const void *s) noexcept;
+                                 const void *s, std::size_t s_elem = sizeof(float)) noexcept;
 
 // e^x for x <= 0 in f32 (0 below -87, NaN not handled): the softmax's exponential.
 float exp_nonpositive(float x) noexcept;

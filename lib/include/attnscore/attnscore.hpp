@@ -173,6 +173,30 @@ struct AttentionOptions {
   bool softmax = false;        ///< rows of S become softmax weights
 };
 
+namespace detail {
+// The descriptor of an attention step on views (shapes already checked).
+inline attnscore_attention_desc attention_desc(const HeadsView<const float> &q,
+                                               const HeadsView<const float> &k,
+                                               std::size_t s_head_stride, std::size_t s_row_stride,
+                                               const AttentionOptions &o) noexcept {
+  attnscore_attention_desc a =
+      attnscore_attention_desc_dense(q.heads, k.heads, q.rows, k.rows, q.cols);
+  a.q_head_stride = q.head_stride;
+  a.q_row_stride = q.row_stride;
+  a.k_head_stride = k.head_stride;
+  a.k_row_stride = k.row_stride;
+  a.s_head_stride = s_head_stride;
+  a.s_row_stride = s_row_stride;
+  a.scale = o.scale;
+  a.softcap = o.softcap;
+  a.mask = o.mask;
+  a.pos_offset = o.pos_offset;
+  a.window = o.window;
+  a.flags = o.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
+  return a;
+}
+}  // namespace detail
+
 /// One attention-scores step of every head: q: heads_q x n_q x d, k: heads_kv x n_k x d,
 /// s: heads_q x n_q x n_k. ATTNSCORE_ERR_SHAPE_MISMATCH (nothing written) if the shapes
 /// disagree; otherwise exactly what attnscore_attention_f32 returns.
@@ -180,20 +204,7 @@ inline Status attention(HeadsView<const float> q, HeadsView<const float> k, Head
                         const AttentionOptions &o = AttentionOptions()) noexcept {
   if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
     return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  attnscore_attention_desc a =
-      attnscore_attention_desc_dense(q.heads, k.heads, q.rows, k.rows, q.cols);
-  a.q_head_stride = q.head_stride;
-  a.q_row_stride = q.row_stride;
-  a.k_head_stride = k.head_stride;
-  a.k_row_stride = k.row_stride;
-  a.s_head_stride = s.head_stride;
-  a.s_row_stride = s.row_stride;
-  a.scale = o.scale;
-  a.softcap = o.softcap;
-  a.mask = o.mask;
-  a.pos_offset = o.pos_offset;
-  a.window = o.window;
-  a.flags = o.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
+  const attnscore_attention_desc a = detail::attention_desc(q, k, s.head_stride, s.row_stride, o);
   return attnscore_attention_f32(&a, q.data, k.data, s.data);
 }
 
@@ -209,6 +220,16 @@ inline const std::uint16_t *f16_bits(const f16 *p) noexcept {
   return reinterpret_cast<const std::uint16_t *>(p);
 }
 inline std::uint16_t *f16_bits(f16 *p) noexcept { return reinterpret_cast<std::uint16_t *>(p); }
+
+/// attention() with S written as binary16 (attnscore_attention_f32_to_f16): the same checks,
+/// then exactly what that call returns.
+inline Status attention(HeadsView<const float> q, HeadsView<const float> k, HeadsView<f16> s,
+                        const AttentionOptions &o = AttentionOptions()) noexcept {
+  if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  const attnscore_attention_desc a = detail::attention_desc(q, k, s.head_stride, s.row_stride, o);
+  return attnscore_attention_f32_to_f16(&a, q.data, k.data, f16_bits(s.data));
+}
 
 /// The exact f32 value of a binary16 (NaN in a build without f16).
 inline float to_f32(f16 h) noexcept {
