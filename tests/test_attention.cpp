@@ -106,9 +106,33 @@ std::string check_f16_output(const Case &c, const attnscore_attention_desc &a, T
   return "";
 }
 
-// Runs one case at the current level (and with f16 output, checked against the f32 call's);
-// "" or the first failure.
-std::string run_case(const Case &c, std::mt19937 &rng, bool f16_out = false) {
+// The binary16-input call on the same case (Q and K hold binary16 values): bit for bit the f32
+// call's output `s`, nothing written outside S; "" or the first failure.
+std::string check_f16_input(const Case &c, const attnscore_attention_desc &a, Tensor &q, Tensor &k,
+                            Tensor &s) {
+  std::vector<std::uint16_t> qh(q.mem.size(), 0x7e00), kh(k.mem.size(), 0x7e00);
+  for (std::size_t x = 0; x < q.mem.size(); ++x)
+    if (!std::isnan(q.mem[x])) qh[x] = testing::f16_nearest(q.mem[x]);
+  for (std::size_t x = 0; x < k.mem.size(); ++x)
+    if (!std::isnan(k.mem[x])) kh[x] = testing::f16_nearest(k.mem[x]);
+  std::vector<float> out(s.mem.size(), testing::from_bits(testing::kGuardBits));
+  const attnscore_status st =
+      attnscore_attention_f16(&a, qh.data() + q.off, kh.data() + k.off, out.data() + s.off);
+  if (st != ATTNSCORE_OK) return std::string("f16 input status: ") + attnscore_status_string(st);
+  for (std::size_t x = 0; x < out.size(); ++x)
+    if (testing::to_bits(out[x]) != testing::to_bits(s.mem[x])) {
+      (void)c;
+      return "f16 input differs from the f32 call at buffer index " + std::to_string(x);
+    }
+  return "";
+}
+
+// How run_case runs: the f32 call alone, or also the f16-output or the f16-input call.
+enum class Mode { kF32, kF16Out, kF16In };
+
+// Runs one case at the current level (and the f16 call of `mode`, checked against the f32
+// call's output); "" or the first failure.
+std::string run_case(const Case &c, std::mt19937 &rng, Mode mode = Mode::kF32) {
   const attnscore_attention_desc a = make_desc(c);
   const std::size_t g = c.hq / c.hkv;
   Tensor q(c.hq, c.n_q, c.d, a.q_head_stride, a.q_row_stride, c.layout % 4, kNaN);
@@ -124,6 +148,12 @@ std::string run_case(const Case &c, std::mt19937 &rng, bool f16_out = false) {
   for (std::size_t h = 0; h < c.hkv; ++h)
     for (std::size_t j = 0; j < c.n_k; ++j)
       for (std::size_t t = 0; t < c.d; ++t) k.at(h, j, t) = amp * dist(rng);
+  if (mode == Mode::kF16In) {  // values binary16 holds
+    for (float &x : q.mem)
+      if (!std::isnan(x)) x = static_cast<float>(testing::f16_value(testing::f16_nearest(x)));
+    for (float &x : k.mem)
+      if (!std::isnan(x)) x = static_cast<float>(testing::f16_value(testing::f16_nearest(x)));
+  }
   for (std::size_t h = 0; h < c.hq; ++h)
     for (std::size_t i = 0; i < c.n_q; ++i)
       for (std::size_t j = 0; j < c.n_k; ++j) s.at(h, i, j) = kNaN;
@@ -143,8 +173,9 @@ std::string run_case(const Case &c, std::mt19937 &rng, bool f16_out = false) {
   for (std::size_t x = 0; x < s.mem.size(); ++x)
     if (!in_s[x] && testing::to_bits(s.mem[x]) != testing::kGuardBits)
       return "wrote outside S at " + std::to_string(x);
-  if (f16_out) {
-    const std::string err = check_f16_output(c, a, q, k, s);
+  if (mode != Mode::kF32) {
+    const std::string err =
+        mode == Mode::kF16Out ? check_f16_output(c, a, q, k, s) : check_f16_input(c, a, q, k, s);
     if (!err.empty()) return err;
   }
 
@@ -324,6 +355,7 @@ TEST_CASE("attention: every mask with every option, prefill and decode shapes",
       }
 }
 
+#if ATTNSCORE_HAVE_F16
 TEST_CASE("attention: f16 output is the f32 call's result rounded once", "[attention][f16]") {
   const attnscore::KernelF32 *kernel = GENERATE(from_range(kernels()));
   CAPTURE(kernel->name);
@@ -347,12 +379,44 @@ TEST_CASE("attention: f16 output is the f32 call's result rounded once", "[atten
         if (m == 3 && sh[1] > kMax) c.p0 = kMax + 1;  // rows start inside the second chunk
         c.softmax = sh[1] <= kMax && v % 2 == 0;
         c.softcap = v % 5 == 1 ? 2.0f : 0.0f;
-        const std::string err = run_case(c, rng, true);
+        const std::string err = run_case(c, rng, Mode::kF16Out);
         if (!err.empty()) {
           CAPTURE(c.hq, c.hkv, c.n_q, c.n_k, c.d, c.mask, c.p0, c.w, c.softcap, c.softmax);
           FAIL(err);
         }
       }
+}
+
+TEST_CASE("attention: f16 input gives the f32 call's bits on the converted values",
+          "[attention][f16]") {
+  // Every f16 kernel at its level, where the f32 kernel of the same level runs the f32 call.
+  for (const attnscore::KernelF16 *kernel : testing::usable_kernels_f16()) {
+    CAPTURE(kernel->name);
+    testing::CapGuard guard;
+    REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);
+    REQUIRE(std::string(attnscore_kernel_name(ATTNSCORE_DTYPE_F32)) == kernel->f32->name);
+    REQUIRE(std::string(attnscore_kernel_name(ATTNSCORE_DTYPE_F16)) == kernel->name);
+    std::mt19937 rng(1717);
+    const std::size_t heads[][2] = {{3, 3}, {8, 2}, {8, 1}, {6, 2}, {16, 2}};
+    const std::size_t mr = kernel->f32->mr, nr = kernel->f32->nr;
+    const std::vector<std::size_t> nqs = {1, 2, mr + 1, 70};
+    const std::vector<std::size_t> nks = {1, nr + 1, kernel->nr_dec + 3};
+    unsigned v = 0;
+    for (const auto &hh : heads)
+      for (std::size_t n_q : nqs)
+        for (std::size_t n_k : nks) {
+          Case c{hh[0], hh[1], n_q, n_k, v % 3 ? 17u : 64u, 0, 0, 0, 0.0f, false, v % 3, 0.0f};
+          set_mask(c, v, nr);
+          c.softmax = v % 2 == 1;
+          c.softcap = v % 5 == 2 ? 2.5f : 0.0f;
+          ++v;
+          const std::string err = run_case(c, rng, Mode::kF16In);
+          if (!err.empty()) {
+            CAPTURE(c.hq, c.hkv, c.n_q, c.n_k, c.d, c.mask, c.p0, c.w, c.softcap, c.softmax);
+            FAIL(err);
+          }
+        }
+  }
 }
 
 TEST_CASE("attention: f16 output rejects a softmax over too many keys", "[attention][f16][api]") {
@@ -374,6 +438,18 @@ TEST_CASE("attention: f16 output rejects a softmax over too many keys", "[attent
   a.q_row_stride = d;
   CHECK(attnscore_attention_f32_to_f16(&a, q.data(), k.data(), s.data()) != ATTNSCORE_OK);
 }
+
+#else
+TEST_CASE("attention: the f16 calls report the dtype missing", "[attention][f16][api]") {
+  attnscore_attention_desc a = attnscore_attention_desc_dense(1, 1, 1, 1, 1);
+  const float x = 1.0f;
+  const std::uint16_t h = 0x3c00;
+  float out = 0.0f;
+  std::uint16_t out16 = 0;
+  CHECK(attnscore_attention_f16(&a, &h, &h, &out) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_attention_f32_to_f16(&a, &x, &x, &out16) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+}
+#endif  // ATTNSCORE_HAVE_F16
 
 TEST_CASE("attention: masked and skipped tiles match the unmasked call bit for bit",
           "[attention][f32]") {
@@ -628,6 +704,7 @@ TEST_CASE("attention: the C++ wrapper", "[attention][api]") {
   attnscore::HeadsView<const float> badk(k.data(), hkv, n_k, d - 1);
   CHECK(attnscore::attention(qv, badk, sv, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
   CHECK(std::memcmp(before.data(), s.data(), s.size() * sizeof(float)) == 0);
+#if ATTNSCORE_HAVE_F16
   // f16 output: the f32 weights rounded once; the same shape check.
   std::vector<attnscore::f16> h(hq * n_q * n_k, attnscore::f16{0x7d5a});
   attnscore::HeadsView<attnscore::f16> hv(h.data(), hq, n_q, n_k);
@@ -635,4 +712,5 @@ TEST_CASE("attention: the C++ wrapper", "[attention][api]") {
   for (std::size_t x = 0; x < h.size(); ++x) CHECK(h[x].bits == testing::f16_nearest(s[x]));
   attnscore::HeadsView<attnscore::f16> badh(h.data(), hq, n_q + 1, n_k);
   CHECK(attnscore::attention(qv, kv, badh, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+#endif
 }

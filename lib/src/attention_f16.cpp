@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The attention step with binary16 output: the f32 call on blocks of S held on the stack, each
-// element then rounded once to f16.
+// The attention step on binary16 Q and K (f32 output), and with binary16 output: the f32 call on
+// blocks of S held on the stack, each element then rounded once to f16.
 #include <cstdint>
 #include <cstring>
 
@@ -22,6 +22,17 @@ constexpr std::uint16_t kF16NegInf = 0xfc00;
 using namespace attnscore;
 
 extern "C" {
+
+attnscore_status attnscore_attention_f16(const attnscore_attention_desc *desc, const uint16_t *q,
+                                         const uint16_t *k, float *s) {
+  if (desc == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  const attnscore_attention_desc a = *desc;  // one read: a racing writer cannot split checks
+  const attnscore_status st = check_attention(a, q, k, s, sizeof(float), sizeof(std::uint16_t));
+  if (st != ATTNSCORE_OK || a.heads_q == 0 || a.n_q == 0 || a.n_k == 0) return st;
+  const float scale = a.scale == 0.0f ? attnscore_default_scale(a.d) : a.scale;
+  run_attention_f16(active_kernel_f16(), a, q, k, s, scale);
+  return ATTNSCORE_OK;
+}
 
 attnscore_status attnscore_attention_f32_to_f16(const attnscore_attention_desc *desc,
                                                 const float *q, const float *k, uint16_t *s) {

@@ -203,6 +203,16 @@ attnscore_attention_desc attnscore_attention_desc_dense(size_t heads_q, size_t h
 attnscore_status attnscore_attention_f32(const attnscore_attention_desc *desc, const float *q,
                                          const float *k, float *s);
 
+/**
+ * attnscore_attention_f32 on IEEE binary16 Q and K (each element passed as its 16 bits), with
+ * f32 accumulation and f32 output, as attnscore_scores_f16: every result is the one
+ * attnscore_attention_f32 gives on the exactly converted values at the same level. Statuses as
+ * attnscore_attention_f32 (Q's and K's extents counted in 2-byte elements), and
+ * ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without f16.
+ */
+attnscore_status attnscore_attention_f16(const attnscore_attention_desc *desc, const uint16_t *q,
+                                         const uint16_t *k, float *s);
+
 /** The most keys attnscore_attention_f32_to_f16 takes with ATTNSCORE_ATTN_SOFTMAX (a row's f32
  * scores are held on the stack while its softmax is taken). */
 #define ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS 8192
