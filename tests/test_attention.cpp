@@ -712,5 +712,15 @@ TEST_CASE("attention: the C++ wrapper", "[attention][api]") {
   for (std::size_t x = 0; x < h.size(); ++x) CHECK(h[x].bits == testing::f16_nearest(s[x]));
   attnscore::HeadsView<attnscore::f16> badh(h.data(), hq, n_q + 1, n_k);
   CHECK(attnscore::attention(qv, kv, badh, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  // f16 input (0.5 and 0.25 are binary16 values): the f32 call's bits.
+  std::vector<attnscore::f16> qh(q.size(), attnscore::f16{0x3800}),
+      kh(k.size(), attnscore::f16{0x3400});
+  std::vector<float> s16(s.size(), kNaN);
+  // Writable views (as a caller holds them) pick the f16 overload by their element type.
+  attnscore::HeadsView<attnscore::f16> qhv(qh.data(), hq, n_q, d), khv(kh.data(), hkv, n_k, d);
+  REQUIRE(attnscore::attention(qhv, khv, attnscore::HeadsView<float>(s16.data(), hq, n_q, n_k),
+                               o) == ATTNSCORE_OK);
+  CHECK(std::memcmp(s16.data(), s.data(), s.size() * sizeof(float)) == 0);
+  CHECK(attnscore::attention(qhv, khv, bad, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
 #endif
 }

@@ -157,8 +157,9 @@ struct HeadsView {
   /// A dense head-major view: row_stride == cols, head_stride == rows * cols.
   constexpr HeadsView(T *data_, std::size_t heads_, std::size_t rows_, std::size_t cols_)
       : HeadsView(data_, heads_, rows_, cols_, rows_ * cols_, cols_) {}
-  /// A read-only view of a writable one.
-  template <class U>
+  /// A read-only view of a writable one (only where U* converts to T*: the overloads of
+  /// attention() by element type stay unambiguous).
+  template <class U, std::enable_if_t<std::is_convertible<U *, T *>::value, int> = 0>
   constexpr HeadsView(const HeadsView<U> &o)  // NOLINT(google-explicit-constructor)
       : HeadsView(o.data, o.heads, o.rows, o.cols, o.head_stride, o.row_stride) {}
 };
@@ -175,8 +176,9 @@ struct AttentionOptions {
 
 namespace detail {
 // The descriptor of an attention step on views (shapes already checked).
-inline attnscore_attention_desc attention_desc(const HeadsView<const float> &q,
-                                               const HeadsView<const float> &k,
+template <class T>
+inline attnscore_attention_desc attention_desc(const HeadsView<const T> &q,
+                                               const HeadsView<const T> &k,
                                                std::size_t s_head_stride, std::size_t s_row_stride,
                                                const AttentionOptions &o) noexcept {
   attnscore_attention_desc a =
@@ -229,6 +231,16 @@ inline Status attention(HeadsView<const float> q, HeadsView<const float> k, Head
     return ATTNSCORE_ERR_SHAPE_MISMATCH;
   const attnscore_attention_desc a = detail::attention_desc(q, k, s.head_stride, s.row_stride, o);
   return attnscore_attention_f32_to_f16(&a, q.data, k.data, f16_bits(s.data));
+}
+
+/// attention() on binary16 Q and K (attnscore_attention_f16): f32 accumulation and output; the
+/// same checks, then exactly what that call returns.
+inline Status attention(HeadsView<const f16> q, HeadsView<const f16> k, HeadsView<float> s,
+                        const AttentionOptions &o = AttentionOptions()) noexcept {
+  if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  const attnscore_attention_desc a = detail::attention_desc(q, k, s.head_stride, s.row_stride, o);
+  return attnscore_attention_f16(&a, f16_bits(q.data), f16_bits(k.data), s.data);
 }
 
 /// The exact f32 value of a binary16 (NaN in a build without f16).
