@@ -80,8 +80,59 @@ bool visible(const Case &c, std::size_t i, std::size_t j) {
   return v;
 }
 
-// Runs one case at the current level; "" or the first failure.
-std::string run_case(const Case &c, std::mt19937 &rng) {
+// The binary16 output call on the same case: every element the f32 call's value `s` rounded once
+// to f16 (by the tests' own oracle), nothing written outside S; "" or the first failure.
+std::string check_f16_output(const Case &c, const attnscore_attention_desc &a, Tensor &q, Tensor &k,
+                             Tensor &s) {
+  constexpr std::uint16_t kGuard = 0x7d5a;  // a NaN pattern the call never writes
+  std::vector<std::uint16_t> h16(s.mem.size(), kGuard);
+  const attnscore_status st =
+      attnscore_attention_f32_to_f16(&a, q.data(), k.data(), h16.data() + s.off);
+  if (st != ATTNSCORE_OK) return std::string("f16 output status: ") + attnscore_status_string(st);
+  std::vector<char> in_s(s.mem.size(), 0);
+  for (std::size_t h = 0; h < c.hq; ++h)
+    for (std::size_t i = 0; i < c.n_q; ++i)
+      for (std::size_t j = 0; j < c.n_k; ++j) {
+        const std::size_t x = s.off + h * s.hs + i * s.rs + j;
+        in_s[x] = 1;
+        const float want = s.mem[x];
+        const std::uint16_t bits = std::isnan(want) ? 0 : testing::f16_nearest(want);
+        if (std::isnan(want) ? !std::isnan(testing::f16_value(h16[x])) : h16[x] != bits)
+          return "f16 output is not the f32 value rounded once at h=" + std::to_string(h) +
+                 " i=" + std::to_string(i) + " j=" + std::to_string(j);
+      }
+  for (std::size_t x = 0; x < h16.size(); ++x)
+    if (!in_s[x] && h16[x] != kGuard) return "f16 output wrote outside S at " + std::to_string(x);
+  return "";
+}
+
+// The binary16-input call on the same case (Q and K hold binary16 values): bit for bit the f32
+// call's output `s`, nothing written outside S; "" or the first failure.
+std::string check_f16_input(const Case &c, const attnscore_attention_desc &a, Tensor &q, Tensor &k,
+                            Tensor &s) {
+  std::vector<std::uint16_t> qh(q.mem.size(), 0x7e00), kh(k.mem.size(), 0x7e00);
+  for (std::size_t x = 0; x < q.mem.size(); ++x)
+    if (!std::isnan(q.mem[x])) qh[x] = testing::f16_nearest(q.mem[x]);
+  for (std::size_t x = 0; x < k.mem.size(); ++x)
+    if (!std::isnan(k.mem[x])) kh[x] = testing::f16_nearest(k.mem[x]);
+  std::vector<float> out(s.mem.size(), testing::from_bits(testing::kGuardBits));
+  const attnscore_status st =
+      attnscore_attention_f16(&a, qh.data() + q.off, kh.data() + k.off, out.data() + s.off);
+  if (st != ATTNSCORE_OK) return std::string("f16 input status: ") + attnscore_status_string(st);
+  for (std::size_t x = 0; x < out.size(); ++x)
+    if (testing::to_bits(out[x]) != testing::to_bits(s.mem[x])) {
+      (void)c;
+      return "f16 input differs from the f32 call at buffer index " + std::to_string(x);
+    }
+  return "";
+}
+
+// How run_case runs: the f32 call alone, or also the f16-output or the f16-input call.
+enum class Mode { kF32, kF16Out, kF16In };
+
+// Runs one case at the current level (and the f16 call of `mode`, checked against the f32
+// call's output); "" or the first failure.
+std::string run_case(const Case &c, std::mt19937 &rng, Mode mode = Mode::kF32) {
   const attnscore_attention_desc a = make_desc(c);
   const std::size_t g = c.hq / c.hkv;
   Tensor q(c.hq, c.n_q, c.d, a.q_head_stride, a.q_row_stride, c.layout % 4, kNaN);
@@ -97,6 +148,12 @@ std::string run_case(const Case &c, std::mt19937 &rng) {
   for (std::size_t h = 0; h < c.hkv; ++h)
     for (std::size_t j = 0; j < c.n_k; ++j)
       for (std::size_t t = 0; t < c.d; ++t) k.at(h, j, t) = amp * dist(rng);
+  if (mode == Mode::kF16In) {  // values binary16 holds
+    for (float &x : q.mem)
+      if (!std::isnan(x)) x = static_cast<float>(testing::f16_value(testing::f16_nearest(x)));
+    for (float &x : k.mem)
+      if (!std::isnan(x)) x = static_cast<float>(testing::f16_value(testing::f16_nearest(x)));
+  }
   for (std::size_t h = 0; h < c.hq; ++h)
     for (std::size_t i = 0; i < c.n_q; ++i)
       for (std::size_t j = 0; j < c.n_k; ++j) s.at(h, i, j) = kNaN;
@@ -116,6 +173,11 @@ std::string run_case(const Case &c, std::mt19937 &rng) {
   for (std::size_t x = 0; x < s.mem.size(); ++x)
     if (!in_s[x] && testing::to_bits(s.mem[x]) != testing::kGuardBits)
       return "wrote outside S at " + std::to_string(x);
+  if (mode != Mode::kF32) {
+    const std::string err =
+        mode == Mode::kF16Out ? check_f16_output(c, a, q, k, s) : check_f16_input(c, a, q, k, s);
+    if (!err.empty()) return err;
+  }
 
   const float scale = c.scale != 0.0f ? c.scale : attnscore_default_scale(c.d);
   std::vector<float> plain(c.n_q * c.n_k);
@@ -292,6 +354,102 @@ TEST_CASE("attention: every mask with every option, prefill and decode shapes",
         }
       }
 }
+
+#if ATTNSCORE_HAVE_F16
+TEST_CASE("attention: f16 output is the f32 call's result rounded once", "[attention][f16]") {
+  const attnscore::KernelF32 *kernel = GENERATE(from_range(kernels()));
+  CAPTURE(kernel->name);
+  testing::CapGuard guard;
+  REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);
+  std::mt19937 rng(1616);
+  const std::size_t heads[][2] = {{2, 2}, {8, 2}, {4, 1}};
+  const std::size_t kMax = ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS;
+  // Keys around the f16 blocks: a block of whole rows, several rows per block, one row split
+  // into key chunks (no softmax), with masks whose rows start past a chunk's first key.
+  const std::size_t shapes[][2] = {{1, 37},   {5, 3 * kernel->nr + 1}, {70, 130},
+                                   {1, kMax}, {2, kMax + 3},           {3, 2 * kMax + 1}};
+  unsigned v = 0;
+  for (const auto &hh : heads)
+    for (const auto &sh : shapes)
+      for (unsigned m = 0; m < 8; ++m, ++v) {
+        if (sh[1] > kMax && v % 3 != 0) continue;  // the long rows: a third of the masks
+        Case c{hh[0], hh[1], sh[0], sh[1], std::size_t{v % 2 ? 16u : 5u}, 0, 0, 0,
+               0.0f,  false, v % 3, 0.0f};
+        set_mask(c, m, sh[1] > kMax ? kMax - 2 : kernel->nr);
+        if (m == 3 && sh[1] > kMax) c.p0 = kMax + 1;  // rows start inside the second chunk
+        c.softmax = sh[1] <= kMax && v % 2 == 0;
+        c.softcap = v % 5 == 1 ? 2.0f : 0.0f;
+        const std::string err = run_case(c, rng, Mode::kF16Out);
+        if (!err.empty()) {
+          CAPTURE(c.hq, c.hkv, c.n_q, c.n_k, c.d, c.mask, c.p0, c.w, c.softcap, c.softmax);
+          FAIL(err);
+        }
+      }
+}
+
+TEST_CASE("attention: f16 input gives the f32 call's bits on the converted values",
+          "[attention][f16]") {
+  // Every f16 kernel at its level, where the f32 kernel of the same level runs the f32 call.
+  for (const attnscore::KernelF16 *kernel : testing::usable_kernels_f16()) {
+    CAPTURE(kernel->name);
+    testing::CapGuard guard;
+    REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);
+    REQUIRE(std::string(attnscore_kernel_name(ATTNSCORE_DTYPE_F32)) == kernel->f32->name);
+    REQUIRE(std::string(attnscore_kernel_name(ATTNSCORE_DTYPE_F16)) == kernel->name);
+    std::mt19937 rng(1717);
+    const std::size_t heads[][2] = {{3, 3}, {8, 2}, {8, 1}, {6, 2}, {16, 2}};
+    const std::size_t mr = kernel->f32->mr, nr = kernel->f32->nr;
+    const std::vector<std::size_t> nqs = {1, 2, mr + 1, 70};
+    const std::vector<std::size_t> nks = {1, nr + 1, kernel->nr_dec + 3};
+    unsigned v = 0;
+    for (const auto &hh : heads)
+      for (std::size_t n_q : nqs)
+        for (std::size_t n_k : nks) {
+          Case c{hh[0], hh[1], n_q, n_k, v % 3 ? 17u : 64u, 0, 0, 0, 0.0f, false, v % 3, 0.0f};
+          set_mask(c, v, nr);
+          c.softmax = v % 2 == 1;
+          c.softcap = v % 5 == 2 ? 2.5f : 0.0f;
+          ++v;
+          const std::string err = run_case(c, rng, Mode::kF16In);
+          if (!err.empty()) {
+            CAPTURE(c.hq, c.hkv, c.n_q, c.n_k, c.d, c.mask, c.p0, c.w, c.softcap, c.softmax);
+            FAIL(err);
+          }
+        }
+  }
+}
+
+TEST_CASE("attention: f16 output rejects a softmax over too many keys", "[attention][f16][api]") {
+  const std::size_t n_k = ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS + 1, d = 2;
+  std::vector<float> q(d, 1.0f), k(n_k * d, 1.0f);
+  std::vector<std::uint16_t> s(n_k, 0x1234);
+  attnscore_attention_desc a = attnscore_attention_desc_dense(1, 1, 1, n_k, d);
+  a.flags = ATTNSCORE_ATTN_SOFTMAX;
+  CHECK(attnscore_attention_f32_to_f16(&a, q.data(), k.data(), s.data()) ==
+        ATTNSCORE_ERR_ROW_TOO_LONG);
+  for (std::uint16_t x : s) REQUIRE(x == 0x1234);
+  a.flags = 0;  // scores alone: any length
+  CHECK(attnscore_attention_f32_to_f16(&a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
+  CHECK(s[0] == testing::f16_nearest(2.0 * attnscore_default_scale(d)));
+  // The S extent is counted in 2-byte elements: a stride past the end of memory overflows.
+  a.s_row_stride = SIZE_MAX / 2 + 1;
+  a.n_q = 2;
+  a.heads_q = a.heads_kv = 1;
+  a.q_row_stride = d;
+  CHECK(attnscore_attention_f32_to_f16(&a, q.data(), k.data(), s.data()) != ATTNSCORE_OK);
+}
+
+#else
+TEST_CASE("attention: the f16 calls report the dtype missing", "[attention][f16][api]") {
+  attnscore_attention_desc a = attnscore_attention_desc_dense(1, 1, 1, 1, 1);
+  const float x = 1.0f;
+  const std::uint16_t h = 0x3c00;
+  float out = 0.0f;
+  std::uint16_t out16 = 0;
+  CHECK(attnscore_attention_f16(&a, &h, &h, &out) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_attention_f32_to_f16(&a, &x, &x, &out16) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+}
+#endif  // ATTNSCORE_HAVE_F16
 
 TEST_CASE("attention: masked and skipped tiles match the unmasked call bit for bit",
           "[attention][f32]") {
@@ -546,4 +704,23 @@ TEST_CASE("attention: the C++ wrapper", "[attention][api]") {
   attnscore::HeadsView<const float> badk(k.data(), hkv, n_k, d - 1);
   CHECK(attnscore::attention(qv, badk, sv, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
   CHECK(std::memcmp(before.data(), s.data(), s.size() * sizeof(float)) == 0);
+#if ATTNSCORE_HAVE_F16
+  // f16 output: the f32 weights rounded once; the same shape check.
+  std::vector<attnscore::f16> h(hq * n_q * n_k, attnscore::f16{0x7d5a});
+  attnscore::HeadsView<attnscore::f16> hv(h.data(), hq, n_q, n_k);
+  REQUIRE(attnscore::attention(qv, kv, hv, o) == ATTNSCORE_OK);
+  for (std::size_t x = 0; x < h.size(); ++x) CHECK(h[x].bits == testing::f16_nearest(s[x]));
+  attnscore::HeadsView<attnscore::f16> badh(h.data(), hq, n_q + 1, n_k);
+  CHECK(attnscore::attention(qv, kv, badh, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  // f16 input (0.5 and 0.25 are binary16 values): the f32 call's bits.
+  std::vector<attnscore::f16> qh(q.size(), attnscore::f16{0x3800}),
+      kh(k.size(), attnscore::f16{0x3400});
+  std::vector<float> s16(s.size(), kNaN);
+  // Writable views (as a caller holds them) pick the f16 overload by their element type.
+  attnscore::HeadsView<attnscore::f16> qhv(qh.data(), hq, n_q, d), khv(kh.data(), hkv, n_k, d);
+  REQUIRE(attnscore::attention(qhv, khv, attnscore::HeadsView<float>(s16.data(), hq, n_q, n_k),
+                               o) == ATTNSCORE_OK);
+  CHECK(std::memcmp(s16.data(), s.data(), s.size() * sizeof(float)) == 0);
+  CHECK(attnscore::attention(qhv, khv, bad, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+#endif
 }

@@ -46,6 +46,26 @@ struct AnyKernel {
     attnscore::run_f32(*f32, n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
   }
 
+  // Rows the decode tile takes (the attention call's g-row tile), and one call of it: `rows`
+  // x `cols` <= nr_dec scores from raw Q and K.
+  std::size_t dec_rows() const {
+#if ATTNSCORE_HAVE_F16
+    if (f16 != nullptr) return f16->dec_rows;
+#endif
+    return f32->dec_rows;
+  }
+  void dec(std::size_t rows, std::size_t cols, std::size_t d, const float *q, std::size_t ldq,
+           const float *k, std::size_t ldk, float *s, std::size_t lds, float scale) const {
+#if ATTNSCORE_HAVE_F16
+    if (f16 != nullptr) {
+      const std::vector<std::uint16_t> qh = halves(rows, d, q, ldq), kh = halves(cols, d, k, ldk);
+      f16->dec(rows, cols, d, qh.data() + 1, ldq, kh.data() + 1, ldk, s, lds, scale);
+      return;
+    }
+#endif
+    f32->dec(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
+  }
+
   // Rounds the matrix of `b` to values this dtype holds (nothing to do for f32).
   void round_to_dtype(Buffer &b) const {
 #if ATTNSCORE_HAVE_F16
@@ -230,6 +250,61 @@ TEST_CASE("every kernel: any block of S gives the same bits as the whole call",
           }
     }
   }
+}
+
+TEST_CASE("every kernel: the decode tile at every row count gives the prefill bits",
+          "[kernels][f16][f32][determinism]") {
+  // The attention call's decode puts up to dec_rows query heads in the decode tile's rows; the
+  // scores call gives it at most kDecodeRows. Every row count against the prefill kernel (the
+  // driver with at least kDecodeRows + 1 rows), on exact integer data (also checked against
+  // the exact sum) and on random data.
+  const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
+  const AnyKernel *kernel = &kernel_row;
+  CAPTURE(kernel->name);
+  if (kernel->acc16) return;  // an f16-accumulating row has no decode tile (its own kernel)
+  REQUIRE(kernel->dec_rows() >= attnscore::kDecodeRows);
+  REQUIRE(kernel->dec_rows() <= attnscore::kMaxDecodeRows);
+  std::mt19937 rng(2718);
+  const std::size_t nr = kernel->nr_dec;
+  unsigned variant = 0;
+  for (std::size_t rows = 1; rows <= kernel->dec_rows(); ++rows)
+    for (std::size_t d : {1, 3, 4, 8, 15, 16, 17, 33, 64, 100, 128})
+      for (std::size_t cols : {std::size_t{1}, nr / 2 - 1, nr / 2, nr / 2 + 1, nr - 1, nr}) {
+        if (cols == 0) continue;
+        const bool exact = variant % 2 == 0;
+        const Shape sh = make_shape(rows, cols, d, variant++);
+        // Q with the prefill driver's rows: the tile's rows then copies of the first.
+        const std::size_t n_pre = rows > attnscore::kDecodeRows ? rows : attnscore::kDecodeRows + 1;
+        Buffer q(n_pre, d, sh.ldq, sh.q_off, kNaN), k(cols, d, sh.ldk, sh.k_off, kNaN);
+        if (exact) {
+          testing::fill_ints(q, 4, rng);
+          testing::fill_ints(k, 4, rng);
+        } else {
+          testing::fill_uniform(q, rng);
+          testing::fill_uniform(k, rng);
+          kernel->round_to_dtype(q);
+          kernel->round_to_dtype(k);
+        }
+        const float scale = variant % 3 ? attnscore_default_scale(d) : -0.3f;
+        Buffer s(rows, cols, sh.lds, sh.s_off, testing::from_bits(testing::kGuardBits));
+        for (std::size_t i = 0; i < rows; ++i)
+          for (std::size_t j = 0; j < cols; ++j) s.at(i, j) = kNaN;
+        kernel->dec(rows, cols, d, q.data(), sh.ldq, k.data(), sh.ldk, s.data(), sh.lds, scale);
+        std::vector<float> pre(n_pre * cols, kNaN);
+        kernel->run(n_pre, cols, d, q.data(), sh.ldq, k.data(), sh.ldk, pre.data(), cols, scale);
+        CAPTURE(rows, cols, d, sh.ldq, sh.ldk, sh.lds, scale, exact);
+        Buffer q_rows(rows, d, sh.ldq, sh.q_off, kNaN);
+        q_rows.mem.assign(q.mem.begin(), q.mem.begin() + q_rows.mem.size());
+        const std::string err =
+            testing::check_scores(s, testing::reference(q_rows, k, d, scale), d, scale, exact);
+        if (!err.empty()) FAIL(err);
+        for (std::size_t i = 0; i < rows; ++i)
+          for (std::size_t j = 0; j < cols; ++j)
+            if (testing::to_bits(s.at(i, j)) != testing::to_bits(pre[i * cols + j])) {
+              CAPTURE(i, j, s.at(i, j), pre[i * cols + j]);
+              FAIL("decode tile differs from the prefill kernel");
+            }
+      }
 }
 
 TEST_CASE("every kernel: NaN and Inf propagate", "[kernels][f16][f32][ieee]") {

@@ -114,6 +114,7 @@ extern const KernelF16 qk_f16_4x4__neon_fp16acc_kernel = {
     ATTNSCORE_CPU_FPHP | ATTNSCORE_CPU_ASIMDHP,
     qk_f16_4x4__neon_fp16acc,
     kMR,
-    kNR};
+    kNR,
+    0};  // no decode tile: rows go through acc
 
 }  // namespace attnscore

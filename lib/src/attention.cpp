@@ -38,11 +38,11 @@ bool disjoint(std::size_t heads, std::size_t rows, std::size_t cols, std::size_t
 
 // Extent in bytes of a strided 3-D tensor, checked against size_t and address-space wrap.
 bool extent3(const void *base, std::size_t heads, std::size_t rows, std::size_t cols,
-             std::size_t hs, std::size_t rs, std::size_t *bytes) noexcept {
+             std::size_t hs, std::size_t rs, std::size_t elem, std::size_t *bytes) noexcept {
   std::size_t a, b, n;
   if (__builtin_mul_overflow(heads - 1, hs, &a) || __builtin_mul_overflow(rows - 1, rs, &b) ||
       __builtin_add_overflow(a, b, &n) || __builtin_add_overflow(n, cols, &n) ||
-      __builtin_mul_overflow(n, sizeof(float), bytes))
+      __builtin_mul_overflow(n, elem, bytes))
     return false;
   std::uintptr_t end;
   return !__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(base), *bytes, &end);
@@ -59,7 +59,7 @@ bool softcap_ok(float c) noexcept {
 }  // namespace
 
 attnscore_status check_attention(const attnscore_attention_desc &a, const void *q, const void *k,
-                                 const void *s) noexcept {
+                                 const void *s, std::size_t s_elem, std::size_t qk_elem) noexcept {
   if (a.heads_q == 0 || a.n_q == 0 || a.n_k == 0) return ATTNSCORE_OK;
   if (a.d == 0) return ATTNSCORE_ERR_ZERO_DIM;
   if (q == nullptr || k == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
@@ -79,9 +79,9 @@ attnscore_status check_attention(const attnscore_attention_desc &a, const void *
       !disjoint(a.heads_q, a.n_q, a.n_k, a.s_head_stride, a.s_row_stride))
     return ATTNSCORE_ERR_BAD_HEAD_STRIDE;
   std::size_t q_bytes, k_bytes, s_bytes;
-  if (!extent3(q, a.heads_q, a.n_q, a.d, a.q_head_stride, a.q_row_stride, &q_bytes) ||
-      !extent3(k, a.heads_kv, a.n_k, a.d, a.k_head_stride, a.k_row_stride, &k_bytes) ||
-      !extent3(s, a.heads_q, a.n_q, a.n_k, a.s_head_stride, a.s_row_stride, &s_bytes))
+  if (!extent3(q, a.heads_q, a.n_q, a.d, a.q_head_stride, a.q_row_stride, qk_elem, &q_bytes) ||
+      !extent3(k, a.heads_kv, a.n_k, a.d, a.k_head_stride, a.k_row_stride, qk_elem, &k_bytes) ||
+      !extent3(s, a.heads_q, a.n_q, a.n_k, a.s_head_stride, a.s_row_stride, s_elem, &s_bytes))
     return ATTNSCORE_ERR_SIZE_OVERFLOW;
   if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, k, k_bytes))
     return ATTNSCORE_ERR_OVERLAP;
@@ -211,37 +211,94 @@ void finish_row(float *row, std::size_t n_k, Span sp, float softcap,
   if (sp.lo < sp.hi) softmax(row + sp.lo, sp.hi - sp.lo);  // else every key masked: all zeros
 }
 
-void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &a, const float *q,
-                       const float *k, float *s, float scale) noexcept {
+namespace {
+
+// The kernel rows the driver calls, for each input type: f32 as they are; f16 (binary16 bits)
+// through the f16 row of the same level, Q rows converted exactly into `qc` before the f32
+// micro-kernel reads them (as run_f16), so every element is summed as the f32 call sums the
+// converted values.
+struct OpsF32 {
+  using T = float;
+  const KernelF32 &k;
+  attnscore_level level() const { return k.level; }
+  std::size_t mr() const { return k.mr; }
+  std::size_t nr() const { return k.nr; }
+  std::size_t nr_dec() const { return k.nr_dec; }
+  std::size_t dec_rows() const { return k.dec_rows; }
+  void pack(std::size_t cols, std::size_t d, const T *kp, std::size_t ldk, float *panel) const {
+    k.pack(cols, d, kp, ldk, panel);
+  }
+  void fn(std::size_t rows, std::size_t cols, std::size_t d, const T *q, std::size_t ldq,
+          const float *panel, float *s, std::size_t lds, float scale, unsigned flags) const {
+    k.fn(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
+  }
+  void dec(std::size_t rows, std::size_t cols, std::size_t d, const T *q, std::size_t ldq,
+           const T *kp, std::size_t ldk, float *s, std::size_t lds, float scale) const {
+    k.dec(rows, cols, d, q, ldq, kp, ldk, s, lds, scale);
+  }
+};
+
+#if ATTNSCORE_HAVE_F16
+struct OpsF16 {
+  using T = std::uint16_t;
+  const KernelF16 &k;
+  float *qc;  // kPanelFloats: MR rows of kc = kPanelFloats / NR converted floats (MR <= NR)
+  attnscore_level level() const { return k.level; }
+  std::size_t mr() const { return k.f32->mr; }
+  std::size_t nr() const { return k.f32->nr; }
+  std::size_t nr_dec() const { return k.nr_dec; }
+  std::size_t dec_rows() const { return k.dec_rows; }
+  void pack(std::size_t cols, std::size_t d, const T *kp, std::size_t ldk, float *panel) const {
+    k.pack(cols, d, kp, ldk, panel);
+  }
+  void fn(std::size_t rows, std::size_t cols, std::size_t d, const T *q, std::size_t ldq,
+          const float *panel, float *s, std::size_t lds, float scale, unsigned flags) const {
+    const std::size_t kc = kPanelFloats / k.f32->nr;
+    for (std::size_t r = 0; r < rows; ++r) k.to_f32(d, q + r * ldq, qc + r * kc);
+    k.f32->fn(rows, cols, d, qc, kc, panel, s, lds, scale, flags);
+  }
+  void dec(std::size_t rows, std::size_t cols, std::size_t d, const T *q, std::size_t ldq,
+           const T *kp, std::size_t ldk, float *s, std::size_t lds, float scale) const {
+    k.dec(rows, cols, d, q, ldq, kp, ldk, s, lds, scale);
+  }
+};
+#endif
+
+template <class Ops>
+void run_attention(const Ops &kernel, const attnscore_attention_desc &a, const typename Ops::T *q,
+                   const typename Ops::T *k, float *s, float scale) noexcept {
   const std::size_t g = a.heads_q / a.heads_kv, n_q = a.n_q, n_k = a.n_k, d = a.d;
   const SoftmaxSpanFn softmax =
-      (a.flags & ATTNSCORE_ATTN_SOFTMAX) ? softmax_for(kernel.level) : nullptr;
+      (a.flags & ATTNSCORE_ATTN_SOFTMAX) ? softmax_for(kernel.level()) : nullptr;
   const std::size_t qhs = a.q_head_stride, qrs = a.q_row_stride, khs = a.k_head_stride,
                     krs = a.k_row_stride, shs = a.s_head_stride, srs = a.s_row_stride;
 
-  if (n_q <= kDecodeRows && n_q < kernel.mr) {
+  if (n_q <= kDecodeRows && n_q < kernel.mr()) {
     // Decode: the decode tile streams raw K; only the keys some row sees are computed.
     const Span first = visible_keys(a, 0), last = visible_keys(a, n_q - 1);
     const std::size_t lo = first.lo, hi = last.hi;
     for (std::size_t hk = 0; hk < a.heads_kv; ++hk) {
-      const float *kh = k + hk * khs;
+      const typename Ops::T *kh = k + hk * khs;
       if (n_q == 1) {
-        // The group's heads are the tile's rows (row stride = head stride): K is read once per
-        // group, a chunk of keys at a time, while it is in L1.
-        const float *qg = q + hk * g * qhs;
+        // The group's heads are the tile's rows (row stride = head stride): each block of K is
+        // read and transposed once for up to dec_rows heads (all of a group of 4 everywhere, of
+        // 8 on 32-register levels); larger groups take it in near-equal parts while it is in L1.
+        const typename Ops::T *qg = q + hk * g * qhs;
         float *sg = s + hk * g * shs;
-        for (std::size_t j = lo; j < hi; j += kernel.nr_dec) {
-          const std::size_t cols = hi - j < kernel.nr_dec ? hi - j : kernel.nr_dec;
-          for (std::size_t r = 0; r < g; r += kDecodeRows) {
-            const std::size_t rows = g - r < kDecodeRows ? g - r : kDecodeRows;
+        const std::size_t parts = (g + kernel.dec_rows() - 1) / kernel.dec_rows();
+        const std::size_t step = (g + parts - 1) / parts;
+        for (std::size_t j = lo; j < hi; j += kernel.nr_dec()) {
+          const std::size_t cols = hi - j < kernel.nr_dec() ? hi - j : kernel.nr_dec();
+          for (std::size_t r = 0; r < g; r += step) {
+            const std::size_t rows = g - r < step ? g - r : step;
             kernel.dec(rows, cols, d, qg + r * qhs, qhs, kh + j * krs, krs, sg + r * shs + j, shs,
                        scale);
           }
         }
       } else {
         for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
-          for (std::size_t j = lo; j < hi; j += kernel.nr_dec) {
-            const std::size_t cols = hi - j < kernel.nr_dec ? hi - j : kernel.nr_dec;
+          for (std::size_t j = lo; j < hi; j += kernel.nr_dec()) {
+            const std::size_t cols = hi - j < kernel.nr_dec() ? hi - j : kernel.nr_dec();
             kernel.dec(n_q, cols, d, q + h * qhs, qrs, kh + j * krs, krs, s + h * shs + j, srs,
                        scale);
           }
@@ -257,14 +314,14 @@ void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &
   // head of the group that see at least one of its keys, starting at the first such row (the
   // kernels give the same bits for any block, so tiles need not sit on a grid).
   alignas(64) float panel[kPanelFloats];
-  const std::size_t kc = kPanelFloats / kernel.nr;
-  const std::size_t mc = (kRowBlock + kernel.mr - 1) / kernel.mr * kernel.mr;
+  const std::size_t kc = kPanelFloats / kernel.nr();
+  const std::size_t mc = (kRowBlock + kernel.mr() - 1) / kernel.mr() * kernel.mr();
   for (std::size_t hk = 0; hk < a.heads_kv; ++hk) {
-    const float *kh = k + hk * khs;
+    const typename Ops::T *kh = k + hk * khs;
     for (std::size_t r0 = 0; r0 < n_q; r0 += mc) {
       const std::size_t r1 = n_q - r0 < mc ? n_q : r0 + mc;
-      for (std::size_t j = 0; j < n_k; j += kernel.nr) {
-        const std::size_t cols = n_k - j < kernel.nr ? n_k - j : kernel.nr;
+      for (std::size_t j = 0; j < n_k; j += kernel.nr()) {
+        const std::size_t cols = n_k - j < kernel.nr() ? n_k - j : kernel.nr();
         // Rows [ia, ib) see a key of [j, j + cols): spans move right as i grows.
         std::size_t ia = r0, ib = r1;
         while (ia < ib && visible_keys(a, ia).hi <= j) ++ia;
@@ -275,8 +332,8 @@ void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &
           const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
           kernel.pack(cols, dc, kh + j * krs + t, krs, panel);
           for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
-            for (std::size_t i = ia; i < ib; i += kernel.mr) {
-              const std::size_t rows = ib - i < kernel.mr ? ib - i : kernel.mr;
+            for (std::size_t i = ia; i < ib; i += kernel.mr()) {
+              const std::size_t rows = ib - i < kernel.mr() ? ib - i : kernel.mr();
               kernel.fn(rows, cols, dc, q + h * qhs + i * qrs + t, qrs, panel,
                         s + h * shs + i * srs + j, srs, scale, flags);
             }
@@ -288,6 +345,22 @@ void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &
     }
   }
 }
+
+}  // namespace
+
+void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &a, const float *q,
+                       const float *k, float *s, float scale) noexcept {
+  run_attention(OpsF32{kernel}, a, q, k, s, scale);
+}
+
+#if ATTNSCORE_HAVE_F16
+void run_attention_f16(const KernelF16 &kernel, const attnscore_attention_desc &a,
+                       const std::uint16_t *q, const std::uint16_t *k, float *s,
+                       float scale) noexcept {
+  alignas(64) float qc[kPanelFloats];
+  run_attention(OpsF16{kernel, qc}, a, q, k, s, scale);
+}
+#endif
 
 }  // namespace attnscore
 

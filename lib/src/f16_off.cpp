@@ -62,4 +62,14 @@ attnscore_status attnscore_scores_f16_kcache(size_t, const uint16_t *, size_t,
   return ATTNSCORE_ERR_UNKNOWN_DTYPE;
 }
 
+attnscore_status attnscore_attention_f16(const attnscore_attention_desc *, const uint16_t *,
+                                         const uint16_t *, float *) {
+  return ATTNSCORE_ERR_UNKNOWN_DTYPE;
+}
+
+attnscore_status attnscore_attention_f32_to_f16(const attnscore_attention_desc *, const float *,
+                                                const float *, uint16_t *) {
+  return ATTNSCORE_ERR_UNKNOWN_DTYPE;
+}
+
 }  // extern "C"

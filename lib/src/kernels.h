@@ -25,7 +25,8 @@ constexpr unsigned kAccumulate = 1, kFinal = 2;
 // - prefill: pack puts `cols` <= NR keys into a panel of NR * d floats (t-major, 64-byte
 //   aligned, zero-padded keys); fn makes an MR x NR block of S from `rows` <= MR raw Q rows and
 //   a panel, writing exactly rows x cols elements of s and reading them only under kAccumulate;
-// - decode: dec makes `rows` <= kDecodeRows x `cols` <= NR_dec scores from raw Q and raw K;
+// - decode: dec makes `rows` <= dec_rows x `cols` <= NR_dec scores from raw Q and raw K (the
+//   scores call gives it at most kDecodeRows);
 //   cdec makes `rows` <= kDecodeRows x any `cols` scores from consecutive prefill panels
 //   `stride` floats apart (the packed key cache).
 using PackF32Fn = void (*)(std::size_t cols, std::size_t d, const float *k, std::size_t ldk,
@@ -43,6 +44,9 @@ using CacheDecF32Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d
 
 // Calls with at most this many query rows take the decode shape.
 constexpr std::size_t kDecodeRows = 3;
+// The most rows any level's decode tile takes (KernelF32::dec_rows): the attention call's decode
+// puts the query heads of one KV head in the rows, so each block of K is transposed once for all.
+constexpr std::size_t kMaxDecodeRows = 8;
 
 // One row of a dtype's kernel table, defined beside the kernel's code (ATTNSCORE_DEFINE_QK_F32),
 // so its tile sizes have one source. The name is the symbol, the test name and the bench name.
@@ -55,6 +59,7 @@ struct KernelF32 {
   std::size_t nr_dec;  // decode tile: kDecodeRows x nr_dec
   DecF32Fn dec;
   CacheDecF32Fn cdec;
+  std::size_t dec_rows;  // dec takes up to this many rows (>= kDecodeRows, <= kMaxDecodeRows)
 };
 
 extern const KernelF32 qk_f32_4x4__scalar_kernel;
@@ -110,7 +115,7 @@ Split plan_split(std::size_t n_q, std::size_t n_k, std::size_t mr, std::size_t n
 // `f32->fn` for prefill), so every element is summed in the f32 kernel's order from the exactly
 // converted values. Panels are the f32 kernel's (NR = f32->nr); the key cache keeps them as f16.
 // - pack: `cols` <= NR keys of raw f16 K into an f32 panel, as PackF32Fn;
-// - dec: `rows` <= kDecodeRows x `cols` <= nr_dec scores from raw f16 Q and K, as DecF32Fn;
+// - dec: `rows` <= dec_rows x `cols` <= nr_dec scores from raw f16 Q and K, as DecF32Fn;
 // - cdec: as CacheDecF32Fn, from f16 panels (the f16 key cache);
 // - to_f32 / to_f16: n elements, exactly / rounded to nearest even (the public row converters).
 using PackF16Fn = void (*)(std::size_t cols, std::size_t d, const std::uint16_t *k, std::size_t ldk,
@@ -145,6 +150,7 @@ struct KernelF16 {
   std::uint64_t features;
   AccF16Fn acc;
   std::size_t acc_mr, acc_nr;
+  std::size_t dec_rows;  // dec takes up to this many rows, as KernelF32::dec_rows
 };
 
 extern const KernelF16 qk_f16_4x4__scalar_kernel;

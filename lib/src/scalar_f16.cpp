@@ -65,6 +65,7 @@ extern const KernelF16 qk_f16_4x4__scalar_kernel = {"qk_f16_4x4__scalar",
                                                     0,
                                                     nullptr,
                                                     0,
-                                                    0};
+                                                    0,
+                                                    kMaxDecodeRows};
 
 }  // namespace attnscore

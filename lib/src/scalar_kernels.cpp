@@ -33,7 +33,7 @@ void qk_f32_4x4__scalar_pack(std::size_t cols, std::size_t d, const float *k, st
     for (std::size_t j = 0; j < kNR; ++j) panel[t * kNR + j] = j < cols ? k[j * ldk + t] : 0.0f;
 }
 
-// Decode: raw K, one element at a time, in the same order as the prefill kernel.
+// Decode: raw K, one element at a time, in the same order as the prefill kernel; any rows.
 void qk_f32_4x4__scalar_dec(std::size_t rows, std::size_t cols, std::size_t d, const float *q,
                             std::size_t ldq, const float *k, std::size_t ldk, float *s,
                             std::size_t lds, float scale) noexcept {
@@ -61,8 +61,8 @@ void qk_f32_4x4__scalar_cdec(std::size_t rows, std::size_t cols, std::size_t d, 
 }
 
 extern const KernelF32 qk_f32_4x4__scalar_kernel = {
-    "qk_f32_4x4__scalar",   ATTNSCORE_LEVEL_SCALAR,  kMR, kNR,
-    qk_f32_4x4__scalar,     qk_f32_4x4__scalar_pack, kNR, qk_f32_4x4__scalar_dec,
-    qk_f32_4x4__scalar_cdec};
+    "qk_f32_4x4__scalar",    ATTNSCORE_LEVEL_SCALAR,  kMR, kNR,
+    qk_f32_4x4__scalar,      qk_f32_4x4__scalar_pack, kNR, qk_f32_4x4__scalar_dec,
+    qk_f32_4x4__scalar_cdec, kMaxDecodeRows};
 
 }  // namespace attnscore

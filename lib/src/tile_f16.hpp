@@ -146,6 +146,7 @@ inline void f32_to_f16_row(std::size_t n, const float *src, std::uint16_t *dst) 
                                           0,                                                       \
                                           nullptr,                                                 \
                                           0,                                                       \
-                                          0};
+                                          0,                                                       \
+                                          tile::kDecodeGroupRows<Arch>};
 
 #endif  // ATTNSCORE_TILE_F16_HPP

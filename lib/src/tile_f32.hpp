@@ -145,77 +145,136 @@ inline void qk_f32_panel(std::size_t rows, std::size_t cols, std::size_t d, cons
   }
 }
 
-// Decode micro-kernel: rows <= R (a few queries) against cols <= KB * W keys read from raw
-// row-major K, with no panel: each W x W block of K (W keys x W dims) is transposed in registers
-// and fed to the same FMA sequence as the prefill kernel, so every element is summed in the same
-// order (fma over t = 0 ... d-1) and the results are bit-identical to prefill.
+// Vector registers of an arch: 32 on AVX-512 and AArch64, 16 on the others (SSE2, AVX2, armv7).
+template <class Arch>
+constexpr std::size_t kVectorRegisters =
+#if defined(__aarch64__)
+    32;
+#else
+    kIsAvx512<Arch> ? 32 : 16;
+#endif
+
+// Rows of the decode tile at an arch (kDecodeRows for the scores call, more for the attention
+// call, whose decode rows are the query heads sharing one KV head): a quarter of the register file,
+// so that the accumulators and the block being transposed fit.
+template <class Arch>
+constexpr std::size_t kDecodeGroupRows = kVectorRegisters<Arch> / 4;
+
+// Decode micro-kernel: rows <= R queries against cols <= KB * W keys read from raw row-major K,
+// with no panel: each W x W block of K (W keys x W dims) is read and transposed in registers once
+// and fed to the FMAs of all R rows, in the same sequence as the prefill kernel, so every element
+// is summed in the same order (fma over t = 0 ... d-1) and the results are bit-identical to
+// prefill. R > kDecodeRows is the attention call's g-row tile: the query heads of one KV head.
 //
-// Register map: acc[r][b] R*KB vectors, one key per lane (keys b*W ...); blk[W] the block being
-// transposed; KB blocks in flight keep KB*R independent FMA chains.
+// Register map (N vector registers, W lanes):
+//   acc[r][b]  R * KBI vectors, one key per lane (keys b*W ...): independent FMA chains
+//   blk[W]     the block being loaded and transposed, then one step of d per vector
+//   qb         q[r][t] broadcast (x86: the FMA's memory operand)
+// KBI of the KB blocks are in flight at a time: all KB for R <= kDecodeRows (the scores call's
+// tile, unchanged), else the largest power of two dividing KB with R * KBI <= N - 2W (the
+// transpose needs about 2W registers at its widest):
+//   AVX-512 (N 32, W 16), R 4..8: 1 block, 4..8 chains; the 16 shuffles per W keys of a step
+//     and the R FMAs share ports 0 and 5, so more blocks in flight gain nothing and spill;
+//   AVX2 (16, 8), R 4: 1 block, 4 chains (shuffles on port 5, FMAs on ports 0 and 1);
+//   AArch64 NEON (32, 4), R 8: 2 blocks, 16 chains; R 4..6: 4 blocks (KB);
+//   armv7 NEON (16, 4), R 4: 2 blocks (KB), 8 chains.
+template <class Arch, std::size_t R, std::size_t KB>
+constexpr std::size_t kDecodeBlocksInFlight = [] {
+  constexpr std::size_t W = xsimd::batch<float, Arch>::size, N = kVectorRegisters<Arch>;
+  if (R <= kDecodeRows) return KB;
+  std::size_t n = 1;
+  while (2 * n <= KB && KB % (2 * n) == 0 && R * 2 * n <= N - 2 * W) n *= 2;
+  return n;
+}();
+
 template <class Arch, std::size_t R, std::size_t KB, class T = float>
 inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
                                std::size_t ldq, const T *k, std::size_t ldk, float *s,
                                std::size_t lds, float scale) noexcept {
   using B = xsimd::batch<float, Arch>;
   using E = Elem<Arch, T>;
-  constexpr std::size_t W = B::size;
+  constexpr std::size_t W = B::size, KBI = kDecodeBlocksInFlight<Arch, R, KB>;
   const T *qr[R];
   for (std::size_t r = 0; r < R; ++r) qr[r] = q + (r < rows ? r : rows - 1) * ldq;
-  B acc[R][KB];
-  for (std::size_t r = 0; r < R; ++r)
-    for (std::size_t b = 0; b < KB; ++b) acc[r][b] = B(0.0f);
-  std::size_t t = 0;
-  for (; t + W <= d; t += W) {
-    // Other types than float: this step's W elements of each Q row, converted once.
-    alignas(64) float qc[R][W];
-    if (!std::is_same<T, float>::value)
-      for (std::size_t r = 0; r < R; ++r) E::load(qr[r] + t).store_aligned(qc[r]);
-    for (std::size_t b = 0; b < KB; ++b) {
-      B blk[W];
-      for (std::size_t i = 0; i < W; ++i) {
-        const std::size_t j = b * W + i;
-        const std::uintptr_t src = reinterpret_cast<std::uintptr_t>(k) + (j * ldk + t) * sizeof(T);
-        blk[i] = j < cols ? E::load(reinterpret_cast<const T *>(src)) : B(0.0f);
-        // The next tile's keys, same dims: see pack_panel.
-        __builtin_prefetch(reinterpret_cast<const void *>(src + KB * W * ldk * sizeof(T)));
+  for (std::size_t b0 = 0; b0 < KB && b0 * W < cols; b0 += KBI) {
+    B acc[R][KBI];
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t b = 0; b < KBI; ++b) acc[r][b] = B(0.0f);
+    std::size_t t = 0;
+    for (; t + W <= d; t += W) {
+      // Other types than float: this step's W elements of each Q row, converted once.
+      alignas(64) float qc[R][W];
+      if (!std::is_same<T, float>::value)
+        for (std::size_t r = 0; r < R; ++r) E::load(qr[r] + t).store_aligned(qc[r]);
+#pragma GCC unroll 4
+      for (std::size_t b = 0; b < KBI; ++b) {
+        B blk[W];
+        const std::size_t j0 = (b0 + b) * W;
+        const std::uintptr_t src0 =
+            reinterpret_cast<std::uintptr_t>(k) + (j0 * ldk + t) * sizeof(T);
+        const std::size_t row_bytes = ldk * sizeof(T), ahead = KB * W * row_bytes;
+        if (j0 + W <= cols) {
+          // A whole block (every block but the last): no per-key test on the hot path.
+#pragma GCC unroll 16
+          for (std::size_t i = 0; i < W; ++i) {
+            const std::uintptr_t src = src0 + i * row_bytes;
+            blk[i] = E::load(reinterpret_cast<const T *>(src));
+            // The next tile's keys, same dims: see pack_panel.
+            __builtin_prefetch(reinterpret_cast<const void *>(src + ahead));
+          }
+        } else {
+          for (std::size_t i = 0; i < W; ++i) {
+            // Addresses as integers: a pointer past K (a padding key) is never formed.
+            const std::uintptr_t src = src0 + i * row_bytes;
+            blk[i] = j0 + i < cols ? E::load(reinterpret_cast<const T *>(src)) : B(0.0f);
+          }
+        }
+        Transpose<Arch>::run(blk);
+        // Constant indices throughout (unrolled): the accumulators stay in registers.
+#pragma GCC unroll 16
+        for (std::size_t tt = 0; tt < W; ++tt)
+#pragma GCC unroll 8
+          for (std::size_t r = 0; r < R; ++r)
+            acc[r][b] = fmadd(B(std::is_same<T, float>::value ? E::one(qr[r][t + tt]) : qc[r][tt]),
+                              blk[tt], acc[r][b]);
       }
-      Transpose<Arch>::run(blk);
-      for (std::size_t tt = 0; tt < W; ++tt)
-        for (std::size_t r = 0; r < R; ++r)
-          acc[r][b] = fmadd(B(std::is_same<T, float>::value ? E::one(qr[r][t + tt]) : qc[r][tt]),
-                            blk[tt], acc[r][b]);
     }
-  }
-  for (; t < d; ++t) {
-    for (std::size_t b = 0; b < KB; ++b) {
-      alignas(64) float col[W];
-      for (std::size_t i = 0; i < W; ++i) {
-        const std::size_t j = b * W + i;
-        col[i] = j < cols ? E::one(k[j * ldk + t]) : 0.0f;
+    for (; t < d; ++t) {
+      for (std::size_t b = 0; b < KBI; ++b) {
+        alignas(64) float col[W];
+        for (std::size_t i = 0; i < W; ++i) {
+          const std::size_t j = (b0 + b) * W + i;
+          col[i] = j < cols ? E::one(k[j * ldk + t]) : 0.0f;
+        }
+        const B kv = B::load_aligned(col);
+        for (std::size_t r = 0; r < R; ++r) acc[r][b] = fmadd(B(E::one(qr[r][t])), kv, acc[r][b]);
       }
-      const B kv = B::load_aligned(col);
-      for (std::size_t r = 0; r < R; ++r) acc[r][b] = fmadd(B(E::one(qr[r][t])), kv, acc[r][b]);
     }
-  }
-  const B sc(scale);
-  for (std::size_t r = 0; r < rows; ++r) {
-    alignas(64) float out[KB * W];
-    for (std::size_t b = 0; b < KB; ++b) (acc[r][b] * sc).store_aligned(out + b * W);
-    for (std::size_t j = 0; j < cols; ++j) s[r * lds + j] = out[j];
+    const B sc(scale);
+    const std::size_t j0 = b0 * W, n = cols - j0 < KBI * W ? cols - j0 : KBI * W;
+    for (std::size_t r = 0; r < rows; ++r) {
+      alignas(64) float out[KBI * W];
+      for (std::size_t b = 0; b < KBI; ++b) (acc[r][b] * sc).store_aligned(out + b * W);
+      for (std::size_t j = 0; j < n; ++j) s[r * lds + j0 + j] = out[j];
+    }
   }
 }
 
-// Decode entry: picks the instance for the number of rows, so no FMA is spent on absent rows.
-template <class Arch, std::size_t KB, class T = float>
+// Decode entry: picks the instance for the number of rows (1 ... kDecodeGroupRows<Arch>), so no
+// FMA is spent on absent rows.
+template <class Arch, std::size_t KB, class T = float, std::size_t R = 1>
 inline void qk_f32_decode(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
                           std::size_t ldq, const T *k, std::size_t ldk, float *s, std::size_t lds,
                           float scale) noexcept {
-  if (rows == 1)
-    qk_f32_decode_tile<Arch, 1, KB, T>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
-  else if (rows == 2)
-    qk_f32_decode_tile<Arch, 2, KB, T>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
-  else
-    qk_f32_decode_tile<Arch, 3, KB, T>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
+  static_assert(kDecodeGroupRows<Arch> >= kDecodeRows && kDecodeGroupRows<Arch> <= kMaxDecodeRows,
+                "the decode tile takes the scores call's rows, and the table says how many more");
+  if constexpr (R < kDecodeGroupRows<Arch>) {
+    if (rows != R) {
+      qk_f32_decode<Arch, KB, T, R + 1>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
+      return;
+    }
+  }
+  qk_f32_decode_tile<Arch, R, KB, T>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
 }
 
 // Decode from packed panels (the key cache): rows <= R queries against `cols` keys held in
@@ -311,6 +370,7 @@ inline void qk_f32_panels_decode(std::size_t rows, std::size_t cols, std::size_t
                                           name##_pack,                                             \
                                           KB * xsimd::batch<float, Arch>::size,                    \
                                           name##_dec,                                              \
-                                          name##_cdec};
+                                          name##_cdec,                                             \
+                                          tile::kDecodeGroupRows<Arch>};
 
 #endif  // ATTNSCORE_TILE_F32_HPP

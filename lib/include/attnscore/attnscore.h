@@ -41,6 +41,8 @@ typedef enum attnscore_status {
   ATTNSCORE_ERR_POSITION_OVERFLOW = 23, /**< pos_offset + n_q - 1 does not fit in size_t */
   ATTNSCORE_ERR_BAD_FLAGS = 24,         /**< unknown bits in mask or flags */
   ATTNSCORE_ERR_SYSTEM = 25, /**< the system refused a thread or memory (pool creation) */
+  ATTNSCORE_ERR_ROW_TOO_LONG =
+      26, /**< f16 softmax output: n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS */
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
@@ -203,6 +205,32 @@ attnscore_attention_desc attnscore_attention_desc_dense(size_t heads_q, size_t h
  */
 attnscore_status attnscore_attention_f32(const attnscore_attention_desc *desc, const float *q,
                                          const float *k, float *s);
+
+/**
+ * attnscore_attention_f32 on IEEE binary16 Q and K (each element passed as its 16 bits), with
+ * f32 accumulation and f32 output, as attnscore_scores_f16: every result is the one
+ * attnscore_attention_f32 gives on the exactly converted values at the same level. Statuses as
+ * attnscore_attention_f32 (Q's and K's extents counted in 2-byte elements), and
+ * ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without f16.
+ */
+attnscore_status attnscore_attention_f16(const attnscore_attention_desc *desc, const uint16_t *q,
+                                         const uint16_t *k, float *s);
+
+/** The most keys attnscore_attention_f32_to_f16 takes with ATTNSCORE_ATTN_SOFTMAX (a row's f32
+ * scores are held on the stack while its softmax is taken). */
+#define ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS 8192
+
+/**
+ * As attnscore_attention_f32, but S is written as binary16 (strides in elements of S): each
+ * element is the score (or, with ATTNSCORE_ATTN_SOFTMAX, the weight) attnscore_attention_f32
+ * gives, rounded once to nearest even (-Inf stays -Inf; |score| >= 65520 gives +-Inf).
+ * @return as attnscore_attention_f32 (S's extent counted in 2-byte elements), then
+ *         ATTNSCORE_ERR_ROW_TOO_LONG for the softmax with n_k >
+ * ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS; ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without f16. Nothing
+ * written on error.
+ */
+attnscore_status attnscore_attention_f32_to_f16(const attnscore_attention_desc *desc,
+                                                const float *q, const float *k, uint16_t *s);
 
 /**
  * One task of a parallel call: computes part `index` (0 ... n_tasks - 1) of the work behind

@@ -157,8 +157,9 @@ struct HeadsView {
   /// A dense head-major view: row_stride == cols, head_stride == rows * cols.
   constexpr HeadsView(T *data_, std::size_t heads_, std::size_t rows_, std::size_t cols_)
       : HeadsView(data_, heads_, rows_, cols_, rows_ * cols_, cols_) {}
-  /// A read-only view of a writable one.
-  template <class U>
+  /// A read-only view of a writable one (only where U* converts to T*: the overloads of
+  /// attention() by element type stay unambiguous).
+  template <class U, std::enable_if_t<std::is_convertible<U *, T *>::value, int> = 0>
   constexpr HeadsView(const HeadsView<U> &o)  // NOLINT(google-explicit-constructor)
       : HeadsView(o.data, o.heads, o.rows, o.cols, o.head_stride, o.row_stride) {}
 };
@@ -173,6 +174,31 @@ struct AttentionOptions {
   bool softmax = false;        ///< rows of S become softmax weights
 };
 
+namespace detail {
+// The descriptor of an attention step on views (shapes already checked).
+template <class T>
+inline attnscore_attention_desc attention_desc(const HeadsView<const T> &q,
+                                               const HeadsView<const T> &k,
+                                               std::size_t s_head_stride, std::size_t s_row_stride,
+                                               const AttentionOptions &o) noexcept {
+  attnscore_attention_desc a =
+      attnscore_attention_desc_dense(q.heads, k.heads, q.rows, k.rows, q.cols);
+  a.q_head_stride = q.head_stride;
+  a.q_row_stride = q.row_stride;
+  a.k_head_stride = k.head_stride;
+  a.k_row_stride = k.row_stride;
+  a.s_head_stride = s_head_stride;
+  a.s_row_stride = s_row_stride;
+  a.scale = o.scale;
+  a.softcap = o.softcap;
+  a.mask = o.mask;
+  a.pos_offset = o.pos_offset;
+  a.window = o.window;
+  a.flags = o.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
+  return a;
+}
+}  // namespace detail
+
 /// One attention-scores step of every head: q: heads_q x n_q x d, k: heads_kv x n_k x d,
 /// s: heads_q x n_q x n_k. ATTNSCORE_ERR_SHAPE_MISMATCH (nothing written) if the shapes
 /// disagree; otherwise exactly what attnscore_attention_f32 returns.
@@ -180,20 +206,7 @@ inline Status attention(HeadsView<const float> q, HeadsView<const float> k, Head
                         const AttentionOptions &o = AttentionOptions()) noexcept {
   if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
     return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  attnscore_attention_desc a =
-      attnscore_attention_desc_dense(q.heads, k.heads, q.rows, k.rows, q.cols);
-  a.q_head_stride = q.head_stride;
-  a.q_row_stride = q.row_stride;
-  a.k_head_stride = k.head_stride;
-  a.k_row_stride = k.row_stride;
-  a.s_head_stride = s.head_stride;
-  a.s_row_stride = s.row_stride;
-  a.scale = o.scale;
-  a.softcap = o.softcap;
-  a.mask = o.mask;
-  a.pos_offset = o.pos_offset;
-  a.window = o.window;
-  a.flags = o.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
+  const attnscore_attention_desc a = detail::attention_desc(q, k, s.head_stride, s.row_stride, o);
   return attnscore_attention_f32(&a, q.data, k.data, s.data);
 }
 
@@ -209,6 +222,26 @@ inline const std::uint16_t *f16_bits(const f16 *p) noexcept {
   return reinterpret_cast<const std::uint16_t *>(p);
 }
 inline std::uint16_t *f16_bits(f16 *p) noexcept { return reinterpret_cast<std::uint16_t *>(p); }
+
+/// attention() with S written as binary16 (attnscore_attention_f32_to_f16): the same checks,
+/// then exactly what that call returns.
+inline Status attention(HeadsView<const float> q, HeadsView<const float> k, HeadsView<f16> s,
+                        const AttentionOptions &o = AttentionOptions()) noexcept {
+  if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  const attnscore_attention_desc a = detail::attention_desc(q, k, s.head_stride, s.row_stride, o);
+  return attnscore_attention_f32_to_f16(&a, q.data, k.data, f16_bits(s.data));
+}
+
+/// attention() on binary16 Q and K (attnscore_attention_f16): f32 accumulation and output; the
+/// same checks, then exactly what that call returns.
+inline Status attention(HeadsView<const f16> q, HeadsView<const f16> k, HeadsView<float> s,
+                        const AttentionOptions &o = AttentionOptions()) noexcept {
+  if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  const attnscore_attention_desc a = detail::attention_desc(q, k, s.head_stride, s.row_stride, o);
+  return attnscore_attention_f16(&a, f16_bits(q.data), f16_bits(k.data), s.data);
+}
 
 /// The exact f32 value of a binary16 (NaN in a build without f16).
 inline float to_f32(f16 h) noexcept {
