@@ -684,6 +684,20 @@ std::uint16_t half_bits(float v) {
   return static_cast<std::uint16_t>(sign | (e + 14) << 10 | static_cast<int>((m * 2 - 1) * 1024));
 }
 
+// x rounded to the nearest binary16, ties to even (|x| >= 65520 -> Inf; NaN -> a NaN), by the
+// format's rule, in double: every float is exact there.
+std::uint16_t half_round(float x) {
+  const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  if (std::isnan(x)) return 0x7e00;
+  double a = std::fabs(static_cast<double>(x));
+  if (a >= 65520.0) return sign | 0x7c00;
+  int e;
+  std::frexp(a, &e);                                   // a = m * 2^e, m in [0.5, 1)
+  const int q = std::max(e - 11, -24);                 // the quantum: 11 significant bits, or 2^-24
+  const double n = std::nearbyint(std::ldexp(a, -q));  // (default rounding: to nearest even)
+  return static_cast<std::uint16_t>(sign | half_bits(static_cast<float>(std::ldexp(n, q))));
+}
+
 const std::uint16_t kHalfSpecials[] = {0x0000, 0x8000, 0x3c00, 0xbc00, 0x7bff, 0xfbff,
                                        0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0x0001,
                                        0x8001, 0x03ff, 0x0400, 0x3555, 0x5bff, 0x4000};
@@ -1271,7 +1285,9 @@ bool bad_float(float f) {  // NaN, +-Inf or subnormal, by its bits
   return e == 0x7f800000u || (e == 0 && m != 0);
 }
 
-attnscore_status predict_attention(const Attn &a, const float *q, const float *k, const float *s) {
+// qk_elem, s_elem: bytes per element of Q and K, and of S (2 for the binary16 forms).
+attnscore_status predict_attention(const Attn &a, const void *q, const void *k, const void *s,
+                                   std::size_t qk_elem = 4, std::size_t s_elem = 4) {
   if (a.hq == 0 || a.n_q == 0 || a.n_k == 0) return ATTNSCORE_OK;
   if (a.d == 0) return ATTNSCORE_ERR_ZERO_DIM;
   if (q == nullptr || k == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
@@ -1292,8 +1308,8 @@ attnscore_status predict_attention(const Attn &a, const float *q, const float *k
   if (!span3(a.hq, a.n_q, a.d, a.qhs, a.qrs, &nq) || !span3(a.hkv, a.n_k, a.d, a.khs, a.krs, &nk) ||
       !span3(a.hq, a.n_q, a.n_k, a.shs, a.srs, &ns))
     return ATTNSCORE_ERR_SIZE_OVERFLOW;
-  const Extent eq = extent(q, 1, nq, nq, 4), ek = extent(k, 1, nk, nk, 4),
-               es = extent(s, 1, ns, ns, 4);
+  const Extent eq = extent(q, 1, nq, nq, qk_elem), ek = extent(k, 1, nk, nk, qk_elem),
+               es = extent(s, 1, ns, ns, s_elem);
   if (!eq.ok || !ek.ok || !es.ok) return ATTNSCORE_ERR_SIZE_OVERFLOW;
   if (meets(es, eq) || meets(es, ek)) return ATTNSCORE_ERR_OVERLAP;
   return ATTNSCORE_OK;
@@ -1420,6 +1436,9 @@ int fuzz_attention(Input &in, int) {
   a.p0 = pc >= 0xf0 ? huge(in, pc) : pc % (a.n_k + 4);
   a.w = wc >= 0xf0 ? huge(in, wc) : wc % 9;
   const std::uint8_t nulls = in.u8(), place = in.u8();
+  // 0: attnscore_attention_f32; 1: attnscore_attention_f16 (binary16 Q and K); 2:
+  // attnscore_attention_f32_to_f16 (binary16 S). Every Q and K value here is a binary16 value.
+  const unsigned dt = f16_built() ? in.u8() % 3 : 0;
 
   char what[200];
   std::snprintf(what, sizeof what,
@@ -1449,10 +1468,28 @@ int fuzz_attention(Input &in, int) {
     if (nulls & 2) kp = nullptr;
     if (nulls & 4) sp = nullptr;
   }
-  attnscore_status want = predict_attention(a, qp, kp, sp);
+  // The binary16 tensors of the f16 forms, laid out as the float ones.
+  std::vector<std::uint16_t> qh, kh, sh;
+  const std::uint16_t *qhp = nullptr, *khp = nullptr;
+  std::uint16_t *shp = nullptr;
+  if (dt == 1) {
+    qh.assign(nq + (s_in_q ? 2 * ns + 16 : 0), 0);
+    kh.resize(kbuf.size());
+    for (std::size_t x = 0; x < nq; ++x) qh[x] = half_bits(qbuf[x]);
+    for (std::size_t x = 0; x < kh.size(); ++x) kh[x] = half_bits(kbuf[x]);
+    qhp = qp ? qh.data() : nullptr, khp = kp ? kh.data() : nullptr;
+    if (s_in_q && sp) sp = reinterpret_cast<float *>(qh.data() + 2 * (place % 8));
+  } else if (dt == 2) {
+    sh.assign(s_in_q ? 1 : ns, 0x7e5a);
+    if (sp) shp = s_in_q ? reinterpret_cast<std::uint16_t *>(qp + place % 8) : sh.data();
+  }
+  attnscore_status want = dt == 1   ? predict_attention(a, qhp, khp, sp, 2, 4)
+                          : dt == 2 ? predict_attention(a, qp, kp, shp, 4, 2)
+                                    : predict_attention(a, qp, kp, sp);
   // A valid call whose tensors were too large to allocate is not made.
   if (want == ATTNSCORE_OK && !empty && (!fits || s_in_q)) return 0;
   const std::vector<float> q0 = qbuf, k0 = kbuf, s0 = sbuf;
+  const std::vector<std::uint16_t> qh0 = qh, kh0 = kh, sh0 = sh;
   attnscore_attention_desc desc;
   std::memset(&desc, 0, sizeof desc);
   desc.heads_q = a.hq, desc.heads_kv = a.hkv, desc.n_q = a.n_q, desc.n_k = a.n_k, desc.d = a.d;
@@ -1460,14 +1497,34 @@ int fuzz_attention(Input &in, int) {
   desc.k_row_stride = a.krs, desc.s_head_stride = a.shs, desc.s_row_stride = a.srs;
   desc.scale = a.scale, desc.softcap = a.softcap, desc.mask = a.mask, desc.flags = a.flags;
   desc.pos_offset = a.p0, desc.window = a.w;
-  const attnscore_status st =
-      api("attnscore_attention_f32", [&] { return attnscore_attention_f32(&desc, qp, kp, sp); });
-  if (st != want) fail("returned %d, expected %d", st, want);
+  const attnscore_status st = api("attention", [&] {
+    return dt == 1   ? attnscore_attention_f16(&desc, qhp, khp, sp)
+           : dt == 2 ? attnscore_attention_f32_to_f16(&desc, qp, kp, shp)
+                     : attnscore_attention_f32(&desc, qp, kp, sp);
+  });
+  if (st != want) fail("(form %u) returned %d, expected %d", dt, st, want);
   if (std::memcmp(q0.data(), qbuf.data(), q0.size() * 4) != 0 ||
-      std::memcmp(k0.data(), kbuf.data(), k0.size() * 4) != 0)
+      std::memcmp(k0.data(), kbuf.data(), k0.size() * 4) != 0 || qh != qh0 || kh != kh0)
     fail("an input changed");
   if (st != ATTNSCORE_OK || empty) {
-    if (std::memcmp(s0.data(), sbuf.data(), s0.size() * 4) != 0) fail("S written");
+    if (std::memcmp(s0.data(), sbuf.data(), s0.size() * 4) != 0 || sh != sh0) fail("S written");
+    return 0;
+  }
+  if (dt != 0) {
+    // The f32 call on the same values: f16 input gives its bits, f16 output its bits rounded
+    // once; nothing outside S's elements is written.
+    std::vector<float> ref(ns, from_bits(kGuardBits));
+    if (api("attnscore_attention_f32", [&] {
+          return attnscore_attention_f32(&desc, qbuf.data(), kbuf.data(), ref.data());
+        }) != ATTNSCORE_OK)
+      fail("the f32 call failed");
+    for (std::size_t x = 0; x < ns; ++x) {
+      if (dt == 1
+              ? to_bits(sbuf[x]) != to_bits(ref[x]) && !(std::isnan(sbuf[x]) && std::isnan(ref[x]))
+              : sh[x] != (to_bits(ref[x]) == kGuardBits ? 0x7e5a : half_round(ref[x])))
+        fail("(form %u) element %zu differs from the f32 call's %a", dt, x,
+             static_cast<double>(ref[x]));
+    }
     return 0;
   }
   // Nothing outside S's elements.
@@ -1766,20 +1823,6 @@ int fuzz_s8(Input &in, int cap) {
 // ---------------------------------------------------------------------------------------------
 // The binary16 converters on any bits, and attnscore_scores_f16_to_f16: each element the f32
 // score attnscore_scores_f16 gives at the same level, rounded once to nearest even.
-
-// x rounded to the nearest binary16, ties to even (|x| >= 65520 -> Inf; NaN -> a NaN), by the
-// format's rule, in double: every float is exact there.
-std::uint16_t half_round(float x) {
-  const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
-  if (std::isnan(x)) return 0x7e00;
-  double a = std::fabs(static_cast<double>(x));
-  if (a >= 65520.0) return sign | 0x7c00;
-  int e;
-  std::frexp(a, &e);                                   // a = m * 2^e, m in [0.5, 1)
-  const int q = std::max(e - 11, -24);                 // the quantum: 11 significant bits, or 2^-24
-  const double n = std::nearbyint(std::ldexp(a, -q));  // (default rounding: to nearest even)
-  return static_cast<std::uint16_t>(sign | half_bits(static_cast<float>(std::ldexp(n, q))));
-}
 
 int fuzz_convert(Input &in, int) {
   if (!f16_built()) return -1;

@@ -214,6 +214,19 @@ def attention_seeds(s):
     s["attn_err_size_overflow"] = attn(2, 2, 2, 3, 4, strides=(A_DEFAULT,) * 2 + (a_huge(2),) +
                                        (A_DEFAULT,) * 3)
     s["attn_err_overlap_s_in_q"] = attn(2, 1, 2, 3, 4, place=0xF3)
+    # The f16 forms (one more byte: 1 binary16 Q and K, 2 binary16 S).
+    for form, name in [(1, "f16_in"), (2, "f16_out")]:
+        f = bytes([form])
+        s["attn_%s_ok_gqa_causal_softmax" % name] = attn(8, 2, 6, 17, 16, mask=1, flags=1,
+                                                         p0=b(11)) + f
+        s["attn_%s_ok_decode_window_softcap" % name] = attn(4, 1, 1, 33, 32, mask=2,
+                                                            softcap=CAP_1_5, p0=b(32), w=b(5)) + f
+        s["attn_%s_ok_padded_scores" % name] = attn(4, 2, 7, 21, 5, lay=pad, mask=3, p0=b(14),
+                                                    w=b(3)) + f
+        s["attn_%s_err_overlap" % name] = attn(2, 1, 2, 3, 4, place=0xF3) + f
+        s["attn_%s_err_null_k" % name] = attn(2, 1, 3, 3, 4, nul=0xFA) + f
+        s["attn_%s_err_size_overflow" % name] = attn(2, 2, 2, 3, 4, strides=(A_DEFAULT,) * 2 +
+                                                     (a_huge(2),) + (A_DEFAULT,) * 3) + f
 
 
 # int8 (fuzz_s8): scale counts (decode_scale_count) and value modes.
