@@ -2366,67 +2366,43 @@ int fuzz_parallel(Input &in, int cap) {
 }
 
 // The three key caches, as fuzz_kcache drives them (scales: the int8 cache's, else unused).
-struct CacheF32 {
-  using T = float;
-  using H = attnscore_kcache_f32;
-  static constexpr const char *kName = "f32";
-  static constexpr bool kScales = false;
-  static constexpr std::size_t kMaxD = SIZE_MAX;
-  static bool built() { return true; }
-  static T value(Input &in, unsigned mode, int exp) { return F32::value(in, mode, exp); }
-  static std::size_t bytes(std::size_t c, std::size_t d) {
-    return attnscore_kcache_f32_bytes(c, d);
-  }
-  static attnscore_status init(void *m, std::size_t b, std::size_t c, std::size_t d, H **h) {
-    return attnscore_kcache_f32_init(m, b, c, d, h);
-  }
-  static attnscore_status append(H *h, std::size_t n, const T *k, std::size_t ldk, const float *) {
-    return attnscore_kcache_f32_append(h, n, k, ldk);
-  }
-  static std::size_t size(const H *h) { return attnscore_kcache_f32_size(h); }
-  static std::size_t dim(const H *h) { return attnscore_kcache_f32_dim(h); }
-  static attnscore_status clear(H *h) { return attnscore_kcache_f32_clear(h); }
-  static attnscore_status scores(std::size_t n_q, const T *q, std::size_t ldq, const float *,
-                                 std::size_t, const H *h, float *s, std::size_t lds, float sc) {
-    return attnscore_scores_f32_kcache(n_q, q, ldq, h, s, lds, sc);
-  }
-  static attnscore_status raw(std::size_t n_q, std::size_t n_k, std::size_t d, const T *q,
-                              std::size_t ldq, const float *, std::size_t, const T *k,
-                              std::size_t ldk, const float *, float *s, std::size_t lds, float sc) {
-    return attnscore_scores_f32(n_q, n_k, d, q, ldq, k, ldk, s, lds, sc);
-  }
-};
-
-struct CacheF16 {
-  using T = std::uint16_t;
-  using H = attnscore_kcache_f16;
-  static constexpr const char *kName = "f16";
-  static constexpr bool kScales = false;
-  static constexpr std::size_t kMaxD = SIZE_MAX;
-  static bool built() { return f16_built(); }
-  static T value(Input &in, unsigned mode, int exp) { return F16::value(in, mode, exp).bits; }
-  static std::size_t bytes(std::size_t c, std::size_t d) {
-    return attnscore_kcache_f16_bytes(c, d);
-  }
-  static attnscore_status init(void *m, std::size_t b, std::size_t c, std::size_t d, H **h) {
-    return attnscore_kcache_f16_init(m, b, c, d, h);
-  }
-  static attnscore_status append(H *h, std::size_t n, const T *k, std::size_t ldk, const float *) {
-    return attnscore_kcache_f16_append(h, n, k, ldk);
-  }
-  static std::size_t size(const H *h) { return attnscore_kcache_f16_size(h); }
-  static std::size_t dim(const H *h) { return attnscore_kcache_f16_dim(h); }
-  static attnscore_status clear(H *h) { return attnscore_kcache_f16_clear(h); }
-  static attnscore_status scores(std::size_t n_q, const T *q, std::size_t ldq, const float *,
-                                 std::size_t, const H *h, float *s, std::size_t lds, float sc) {
-    return attnscore_scores_f16_kcache(n_q, q, ldq, h, s, lds, sc);
-  }
-  static attnscore_status raw(std::size_t n_q, std::size_t n_k, std::size_t d, const T *q,
-                              std::size_t ldq, const float *, std::size_t, const T *k,
-                              std::size_t ldk, const float *, float *s, std::size_t lds, float sc) {
-    return attnscore_scores_f16(n_q, n_k, d, q, ldq, k, ldk, s, lds, sc);
-  }
-};
+// The float caches differ only in their names and element type.
+#define FUZZ_FLOAT_CACHE(Name, dt, Elem, value_expr, built_expr)                                   \
+  struct Name {                                                                                    \
+    using T = Elem;                                                                                \
+    using H = attnscore_kcache_##dt;                                                               \
+    static constexpr const char *kName = #dt;                                                      \
+    static constexpr bool kScales = false;                                                         \
+    static constexpr std::size_t kMaxD = SIZE_MAX;                                                 \
+    static bool built() { return built_expr; }                                                     \
+    static T value(Input &in, unsigned mode, int exp) { return value_expr; }                       \
+    static std::size_t bytes(std::size_t c, std::size_t d) {                                       \
+      return attnscore_kcache_##dt##_bytes(c, d);                                                  \
+    }                                                                                              \
+    static attnscore_status init(void *m, std::size_t b, std::size_t c, std::size_t d, H **h) {    \
+      return attnscore_kcache_##dt##_init(m, b, c, d, h);                                          \
+    }                                                                                              \
+    static attnscore_status append(H *h, std::size_t n, const T *k, std::size_t ldk,               \
+                                   const float *) {                                                \
+      return attnscore_kcache_##dt##_append(h, n, k, ldk);                                         \
+    }                                                                                              \
+    static std::size_t size(const H *h) { return attnscore_kcache_##dt##_size(h); }                \
+    static std::size_t dim(const H *h) { return attnscore_kcache_##dt##_dim(h); }                  \
+    static attnscore_status clear(H *h) { return attnscore_kcache_##dt##_clear(h); }               \
+    static attnscore_status scores(std::size_t n_q, const T *q, std::size_t ldq, const float *,    \
+                                   std::size_t, const H *h, float *s, std::size_t lds, float sc) { \
+      return attnscore_scores_##dt##_kcache(n_q, q, ldq, h, s, lds, sc);                           \
+    }                                                                                              \
+    static attnscore_status raw(std::size_t n_q, std::size_t n_k, std::size_t d, const T *q,       \
+                                std::size_t ldq, const float *, std::size_t, const T *k,           \
+                                std::size_t ldk, const float *, float *s, std::size_t lds,         \
+                                float sc) {                                                        \
+      return attnscore_scores_##dt(n_q, n_k, d, q, ldq, k, ldk, s, lds, sc);                       \
+    }                                                                                              \
+  };
+FUZZ_FLOAT_CACHE(CacheF32, f32, float, F32::value(in, mode, exp), true)
+FUZZ_FLOAT_CACHE(CacheF16, f16, std::uint16_t, F16::value(in, mode, exp).bits, f16_built())
+#undef FUZZ_FLOAT_CACHE
 
 struct CacheS8 {
   using T = std::int8_t;
