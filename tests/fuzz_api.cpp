@@ -1481,7 +1481,7 @@ int fuzz_attention(Input &in, int) {
     if (s_in_q && sp) sp = reinterpret_cast<float *>(qh.data() + 2 * (place % 8));
   } else if (dt == 2) {
     sh.assign(s_in_q ? 1 : ns, 0x7e5a);
-    if (sp) shp = s_in_q ? reinterpret_cast<std::uint16_t *>(qp + place % 8) : sh.data();
+    if (sp) shp = s_in_q ? reinterpret_cast<std::uint16_t *>(qbuf.data() + place % 8) : sh.data();
   }
   attnscore_status want = dt == 1   ? predict_attention(a, qhp, khp, sp, 2, 4)
                           : dt == 2 ? predict_attention(a, qp, kp, shp, 4, 2)
