@@ -260,8 +260,9 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
   }
 }
 
-// Decode entry: picks the instance for the number of rows (1 ... kDecodeGroupRows<Arch>), so no
-// FMA is spent on absent rows.
+// Decode entry: picks the instance for the number of rows: 1 ... kDecodeRows + 1 exactly (no FMA
+// spent on absent rows), and above that the group maximum (a tile repeats its last row for the
+// rows it lacks; rows 5 ... 7 instances would cost library size for rare group sizes).
 template <class Arch, std::size_t KB, class T = float, std::size_t R = 1>
 inline void qk_f32_decode(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
                           std::size_t ldq, const T *k, std::size_t ldk, float *s, std::size_t lds,
@@ -270,7 +271,8 @@ inline void qk_f32_decode(std::size_t rows, std::size_t cols, std::size_t d, con
                 "the decode tile takes the scores call's rows, and the table says how many more");
   if constexpr (R < kDecodeGroupRows<Arch>) {
     if (rows != R) {
-      qk_f32_decode<Arch, KB, T, R + 1>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
+      constexpr std::size_t next = R <= kDecodeRows ? R + 1 : kDecodeGroupRows<Arch>;
+      qk_f32_decode<Arch, KB, T, next>(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
       return;
     }
   }
