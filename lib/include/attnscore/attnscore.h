@@ -364,9 +364,9 @@ attnscore_status attnscore_scores_f16_ex(size_t n_q, size_t n_k, size_t d, const
 
 /** attnscore_scores_f16_to_f16 with option bits: each score is the f32 score
  * attnscore_scores_f16_ex gives with the same flags, rounded once to binary16. */
-attnscore_status attnscore_scores_f16_to_f16_ex(size_t n_q, size_t n_k, size_t d,
-                                                const uint16_t *q, size_t ldq, const uint16_t *k,
-                                                size_t ldk, uint16_t *s, size_t lds, float scale,
+attnscore_status attnscore_scores_f16_to_f16_ex(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
+                                                size_t ldq, const uint16_t *k, size_t ldk,
+                                                uint16_t *s, size_t lds, float scale,
                                                 unsigned flags);
 
 /** 1 if ATTNSCORE_F16_ACCUMULATE_F16 accumulates in binary16 now (this build, this CPU, the cap
