@@ -9,6 +9,28 @@
 
 using namespace attnscore;
 
+#if ATTNSCORE_HAVE_S8
+namespace {
+// The quantizers' argument checks (n > 0), in the documented order; x has elem-byte elements.
+attnscore_status check_quantize(std::size_t n, std::size_t d, const void *x, std::size_t ldx,
+                                std::size_t elem, const std::int8_t *out, std::size_t ldo,
+                                const float *scales) noexcept {
+  if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
+  if (x == nullptr || out == nullptr || scales == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  if (ldx < d) return ATTNSCORE_ERR_BAD_LDQ;
+  if (ldo < d) return ATTNSCORE_ERR_BAD_LDS;
+  std::size_t x_bytes, o_bytes, s_bytes;
+  if (!extent_bytes(x, n, d, ldx, elem, &x_bytes) || !extent_bytes(out, n, d, ldo, 1, &o_bytes) ||
+      !extent_bytes(scales, 1, n, n, sizeof(float), &s_bytes))
+    return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  if (overlaps(out, o_bytes, x, x_bytes) || overlaps(scales, s_bytes, x, x_bytes) ||
+      overlaps(scales, s_bytes, out, o_bytes))
+    return ATTNSCORE_ERR_OVERLAP;
+  return ATTNSCORE_OK;
+}
+}  // namespace
+#endif
+
 extern "C" {
 
 attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_t ldx, int8_t *out,
@@ -18,18 +40,8 @@ attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_
   return ATTNSCORE_ERR_UNKNOWN_DTYPE;
 #else
   if (n == 0) return ATTNSCORE_OK;
-  if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
-  if (x == nullptr || out == nullptr || scales == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
-  if (ldx < d) return ATTNSCORE_ERR_BAD_LDQ;
-  if (ldo < d) return ATTNSCORE_ERR_BAD_LDS;
-  std::size_t x_bytes, o_bytes, s_bytes;
-  if (!extent_bytes(x, n, d, ldx, sizeof(float), &x_bytes) ||
-      !extent_bytes(out, n, d, ldo, 1, &o_bytes) ||
-      !extent_bytes(scales, 1, n, n, sizeof(float), &s_bytes))
-    return ATTNSCORE_ERR_SIZE_OVERFLOW;
-  if (overlaps(out, o_bytes, x, x_bytes) || overlaps(scales, s_bytes, x, x_bytes) ||
-      overlaps(scales, s_bytes, out, o_bytes))
-    return ATTNSCORE_ERR_OVERLAP;
+  const attnscore_status st = check_quantize(n, d, x, ldx, sizeof(float), out, ldo, scales);
+  if (st != ATTNSCORE_OK) return st;
   // Checked before anything is written: nothing is written on error.
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t t = 0; t < d; ++t) {
@@ -49,18 +61,8 @@ attnscore_status attnscore_quantize_f16_s8(size_t n, size_t d, const uint16_t *x
   return ATTNSCORE_ERR_UNKNOWN_DTYPE;
 #else
   if (n == 0) return ATTNSCORE_OK;
-  if (d == 0) return ATTNSCORE_ERR_ZERO_DIM;
-  if (x == nullptr || out == nullptr || scales == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
-  if (ldx < d) return ATTNSCORE_ERR_BAD_LDQ;
-  if (ldo < d) return ATTNSCORE_ERR_BAD_LDS;
-  std::size_t x_bytes, o_bytes, s_bytes;
-  if (!extent_bytes(x, n, d, ldx, sizeof(std::uint16_t), &x_bytes) ||
-      !extent_bytes(out, n, d, ldo, 1, &o_bytes) ||
-      !extent_bytes(scales, 1, n, n, sizeof(float), &s_bytes))
-    return ATTNSCORE_ERR_SIZE_OVERFLOW;
-  if (overlaps(out, o_bytes, x, x_bytes) || overlaps(scales, s_bytes, x, x_bytes) ||
-      overlaps(scales, s_bytes, out, o_bytes))
-    return ATTNSCORE_ERR_OVERLAP;
+  const attnscore_status st = check_quantize(n, d, x, ldx, sizeof(std::uint16_t), out, ldo, scales);
+  if (st != ATTNSCORE_OK) return st;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t t = 0; t < d; ++t)
       if ((x[i * ldx + t] & 0x7c00u) == 0x7c00u) return ATTNSCORE_ERR_NOT_FINITE;
