@@ -42,7 +42,7 @@ struct OpsNeon {
   }
   static Acc madd(Acc acc, QB q, KV k) noexcept { return vpadalq_s16(acc, vmull_s8(k, q)); }
   template <std::size_t NV>
-  static void finish(const Acc (&acc)[NV], const std::int32_t *, std::int32_t *out) noexcept {
+  static void finish(const Acc (&acc)[NV], std::int32_t *out) noexcept {
     static_assert(NV % 2 == 0, "keys are finished four at a time");
     for (std::size_t v = 0; v < NV; v += 2) {
       const int32x4_t a = acc[v], b = acc[v + 1];

@@ -35,7 +35,7 @@ struct OpsI8mm {
   }
   static Acc madd(Acc acc, QB q, KV k) noexcept { return vmmlaq_s32(acc, k, q); }
   template <std::size_t NV>
-  static void finish(const Acc (&acc)[NV], const std::int32_t *, std::int32_t *out) noexcept {
+  static void finish(const Acc (&acc)[NV], std::int32_t *out) noexcept {
     for (std::size_t v = 0; v < NV; ++v) vst1q_s32(out + 4 * v, acc[v]);
   }
   static void panel_sums(const std::int8_t *, std::size_t, std::size_t, std::int32_t *) noexcept {}

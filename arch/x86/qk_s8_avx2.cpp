@@ -43,7 +43,7 @@ struct OpsAvx2 {
     return _mm256_add_epi32(acc, _mm256_madd_epi16(k, q));
   }
   template <std::size_t NV>
-  static void finish(const Acc (&acc)[NV], const std::int32_t *, std::int32_t *out) noexcept {
+  static void finish(const Acc (&acc)[NV], std::int32_t *out) noexcept {
     const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
     for (std::size_t v = 0; v < NV; ++v) {
       const __m256i a = acc[v];

@@ -51,7 +51,7 @@ struct OpsAvx512 {
     return _mm512_add_epi32(acc, _mm512_madd_epi16(k, q));
   }
   template <std::size_t NV>
-  static void finish(const Acc (&acc)[NV], const std::int32_t *, std::int32_t *out) noexcept {
+  static void finish(const Acc (&acc)[NV], std::int32_t *out) noexcept {
     for (std::size_t v = 0; v < NV; ++v) {
       const __m512i a = acc[v];
       // (All-ones maskz forms: GCC 12 warns inside the plain intrinsics.)

@@ -178,8 +178,11 @@ attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t 
   if (scale == 0.0f) scale = attnscore_default_scale(d);
   const std::size_t q_step = q_scale_count == 1 ? 0 : 1;
   float qs[kS8MaxMR];
-  for (std::size_t p = 0; p < panels; ++p) {
-    const std::size_t j = p * nr, cols = n_k - j < nr ? n_k - j : nr;
+  // With d in one chunk the panels follow each other as a kernel call takes them: one call per
+  // row tile runs across the whole cache (Q prepared once). Longer d: a call per panel and chunk.
+  const std::size_t per_call = cache->chunks == 1 ? panels : 1;
+  for (std::size_t p = 0; p < panels; p += per_call) {
+    const std::size_t j = p * nr, cols = n_k - j < per_call * nr ? n_k - j : per_call * nr;
     for (std::size_t c = 0, t = 0; t < d; ++c, t += kS8Chunk) {
       const std::size_t dc = d - t < kS8Chunk ? d - t : kS8Chunk;
       const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);

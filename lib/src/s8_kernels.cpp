@@ -19,12 +19,14 @@ void qk_s8_4x4c4__scalar(std::size_t rows, std::size_t cols, std::size_t d, cons
                          std::size_t ldq, const std::int8_t *panel, const std::int32_t *,
                          const float *qs, const float *ks, float *s, std::size_t lds,
                          unsigned flags) noexcept {
+  const std::size_t panel_bytes = kNR * ((d + 3) / 4 * 4);
   for (std::size_t i = 0; i < rows; ++i) {
     for (std::size_t j = 0; j < cols; ++j) {
+      const std::int8_t *p = panel + j / kNR * panel_bytes;
       std::int32_t acc = 0;
       if (flags & kAccumulate) std::memcpy(&acc, s + i * lds + j, sizeof acc);
       for (std::size_t t = 0; t < d; ++t)
-        acc += q[i * ldq + t] * panel[((t / 4) * kNR + j) * 4 + t % 4];
+        acc += q[i * ldq + t] * p[((t / 4) * kNR + j % kNR) * 4 + t % 4];
       if (flags & kFinal)
         s[i * lds + j] = static_cast<float>(acc) * (qs[i] * ks[j]);
       else
@@ -127,11 +129,8 @@ void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_
         const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
         // The first product of the combined scale, (q_scale * scale), rounded as the contract says.
         for (std::size_t ii = 0; ii < rows; ++ii) qs[ii] = q_scale[(i + ii) * q_step] * scale;
-        for (std::size_t p = 0; p < np; ++p) {
-          const std::size_t j = j0 + p * nr, cols = n_k - j < nr ? n_k - j : nr;
-          kernel.fn(rows, cols, dc, q + i * ldq + t, ldq, block + p * panel_bytes, sums + p * nr,
-                    qs, ks + p * nr, s + i * lds + j, lds, flags);
-        }
+        kernel.fn(rows, keys, dc, q + i * ldq + t, ldq, block, sums, qs, ks, s + i * lds + j0, lds,
+                  flags);
       }
     }
   }

@@ -12,9 +12,11 @@
 //   KV load_k(p)                              kKeysPerVec keys x 4 dims of the panel
 //   QB bcast(p)                               4 dims of a prepared Q row, for every key
 //   Acc madd(acc, qb, kv)                     acc + the products, in exact int32 arithmetic
-//   finish<NV>(acc, sums, out)                the NV * kKeysPerVec exact sums, in key order
+//   finish<NV>(acc, out)                      the NV * kKeysPerVec exact sums, in key order
 //   kBias, panel_sums(panel, groups, nr, sums)  when products are biased (VNNI's Q + 128), the
-//                                             per-key sums of K the finish corrects with
+//                                             per-key sums of K: the accumulators of a biased
+//                                             level start at -128 * sum(k) (one vector of
+//                                             kKeysPerVec == W keys), so they end exact
 #ifndef ATTNSCORE_TILE_S8_HPP
 #define ATTNSCORE_TILE_S8_HPP
 
@@ -82,7 +84,9 @@ inline void pack_s8_panel(std::size_t cols, std::size_t d, const std::int8_t *k,
   if (Ops::kBias) Ops::panel_sums(panel, groups, NR, sums);
 }
 
-// MR x NR block of S from `rows` <= MR raw Q rows and a packed panel (cols <= NR keys present).
+// MR x cols block of S from `rows` <= MR raw Q rows and ceil(cols / NR) packed panels, each
+// following the last (panel p at p * NR * groups * 4 bytes, its sums and key scales at p * NR;
+// the last panel may hold fewer than NR keys). Q is prepared once for all of them.
 //
 // Register map (W = int32 lanes of Acc; KPV = keys per accumulator):
 //   acc[i][v]  MR*NV accumulators: row i, keys v*KPV ... v*KPV + KPV - 1
@@ -105,41 +109,55 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
   using I = xsimd::batch<std::int32_t, Arch>;
   constexpr std::size_t KPV = Ops::kKeysPerVec, NR = NV * KPV, W = I::size;
   static_assert(NR % W == 0, "the epilogue works in whole vectors");
+  static_assert(!Ops::kBias || KPV == W, "a biased level's start is one vector of sums");
   const std::size_t groups = (d + 3) / 4;
 
   alignas(64) typename Ops::Qe qp[MR][kS8Chunk];
   for (std::size_t i = 0; i < MR; ++i) Ops::prep_q(q + (i < rows ? i : rows - 1) * ldq, d, qp[i]);
 
-  Acc acc[MR][NV];
-  for (std::size_t i = 0; i < MR; ++i)
-    for (std::size_t v = 0; v < NV; ++v) acc[i][v] = Acc(0);
-  for (std::size_t g = 0; g < groups; ++g) {
-    typename Ops::KV kv[NV];
-    for (std::size_t v = 0; v < NV; ++v) kv[v] = Ops::load_k(panel + (g * NR + v * KPV) * 4);
-    for (std::size_t i = 0; i < MR; ++i) {
-      const typename Ops::QB qb = Ops::bcast(qp[i] + 4 * g);
-      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = Ops::madd(acc[i][v], qb, kv[v]);
+  for (std::size_t j = 0; j < cols; j += NR, panel += NR * groups * 4) {
+    const std::size_t cj = cols - j < NR ? cols - j : NR;
+    Acc start[NV];
+    for (std::size_t v = 0; v < NV; ++v)
+      start[v] = Ops::kBias ? -(Acc::load_aligned(sums + j + v * KPV) << 7) : Acc(0);
+    Acc acc[MR][NV];
+    for (std::size_t i = 0; i < MR; ++i)
+      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = start[v];
+    for (std::size_t g = 0; g < groups; ++g) {
+      typename Ops::KV kv[NV];
+      for (std::size_t v = 0; v < NV; ++v) kv[v] = Ops::load_k(panel + (g * NR + v * KPV) * 4);
+      for (std::size_t i = 0; i < MR; ++i) {
+        const typename Ops::QB qb = Ops::bcast(qp[i] + 4 * g);
+        for (std::size_t v = 0; v < NV; ++v) acc[i][v] = Ops::madd(acc[i][v], qb, kv[v]);
+      }
     }
-  }
 
-  for (std::size_t i = 0; i < rows; ++i) {
-    alignas(64) std::int32_t out[NR];
-    Ops::template finish<NV>(acc[i], sums, out);
-    float *dst = s + i * lds;
-    if (flags & kAccumulate) {
-      alignas(64) std::int32_t prev[NR] = {};
-      std::memcpy(prev, dst, cols * sizeof(std::int32_t));
-      for (std::size_t w = 0; w < NR; w += W)
-        (I::load_aligned(out + w) + I::load_aligned(prev + w)).store_aligned(out + w);
-    }
-    if (flags & kFinal) {
-      alignas(64) float res[NR];
+    for (std::size_t i = 0; i < rows; ++i) {
+      alignas(64) std::int32_t out[NR];
+      Ops::template finish<NV>(acc[i], out);
+      float *dst = s + i * lds + j;
       const F qsi(qs[i]);
-      for (std::size_t w = 0; w < NR; w += W)
-        (to_f32(I::load_aligned(out + w)) * (qsi * F::load_aligned(ks + w))).store_aligned(res + w);
-      std::memcpy(dst, res, cols * sizeof(float));
-    } else {
-      std::memcpy(dst, out, cols * sizeof(std::int32_t));
+      if (cj == NR && flags == kFinal) {  // the common case: straight to S
+        for (std::size_t w = 0; w < NR; w += W)
+          (to_f32(I::load_aligned(out + w)) * (qsi * F::load_unaligned(ks + j + w)))
+              .store_unaligned(dst + w);
+        continue;
+      }
+      if (flags & kAccumulate) {
+        alignas(64) std::int32_t prev[NR] = {};
+        std::memcpy(prev, dst, cj * sizeof(std::int32_t));
+        for (std::size_t w = 0; w < NR; w += W)
+          (I::load_aligned(out + w) + I::load_aligned(prev + w)).store_aligned(out + w);
+      }
+      if (flags & kFinal) {
+        alignas(64) float res[NR];
+        for (std::size_t w = 0; w < NR; w += W)
+          (to_f32(I::load_aligned(out + w)) * (qsi * F::load_unaligned(ks + j + w)))
+              .store_aligned(res + w);
+        std::memcpy(dst, res, cj * sizeof(float));
+      } else {
+        std::memcpy(dst, out, cj * sizeof(std::int32_t));
+      }
     }
   }
 }
