@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Google Benchmark: the public API at every level this CPU runs, on the standard shapes, beside
-// OpenBLAS (sgemm, or sgemv for decode) and Eigen when found, and beside the limits measured in
-// this same run (FMA peak per level, read bandwidth per memory level), so every ratio comes from
-// one run.
+// OpenBLAS (sgemm, or sgemv for decode), Eigen and (int8) oneDNN when found, and beside the limits
+// measured in this same run (FMA peak per level, read bandwidth per memory level), so every ratio
+// comes from one run.
 #include "bench.hpp"
 
 #include <algorithm>
@@ -137,6 +137,21 @@ void set_counters(benchmark::State &state, const Shape &sh, int level) {
     const double bw = sh.cold ? g_dram_bw : g_bw[static_cast<std::size_t>(sh.k_bytes())];
     if (bw > 0)
       state.counters["%bw"] = C(sh.k_bytes() * 1e-9 / bw * 100, C::kIsIterationInvariantRate);
+  }
+}
+
+void set_counters_s8(benchmark::State &state, const Shape &sh, int level) {
+  using C = benchmark::Counter;
+  if (level < 0) level = attnscore_kernel_level(ATTNSCORE_DTYPE_S8);
+  state.counters["GOP"] = C(sh.flops() * 1e-9, C::kIsIterationInvariantRate);
+  if (sh.decode()) {
+    const double kb = static_cast<double>(sh.n_k * sh.d) * 1e-9;
+    state.counters["K_GB"] = C(kb, C::kIsIterationInvariantRate);
+    if (sh.cold && g_dram_bw > 0)
+      state.counters["%bw"] = C(kb / g_dram_bw * 100, C::kIsIterationInvariantRate);
+  } else if (g_peak_i8.count(level)) {
+    state.counters["%peak_i8"] =
+        C(sh.flops() * 1e-9 / g_peak_i8[level] * 100, C::kIsIterationInvariantRate);
   }
 }
 
@@ -293,18 +308,7 @@ void bm_s8(benchmark::State &state, attnscore_level level, bench::Shape sh) {
     benchmark::DoNotOptimize(s.data());
     benchmark::ClobberMemory();
   }
-  using C = benchmark::Counter;
-  state.counters["GOP"] = C(sh.flops() * 1e-9, C::kIsIterationInvariantRate);
-  const int kl = attnscore_kernel_level(ATTNSCORE_DTYPE_S8);
-  if (sh.decode()) {
-    const double kb = static_cast<double>(sh.n_k * sh.d) * 1e-9;
-    state.counters["K_GB"] = C(kb, C::kIsIterationInvariantRate);
-    if (sh.cold && bench::g_dram_bw > 0)
-      state.counters["%bw"] = C(kb / bench::g_dram_bw * 100, C::kIsIterationInvariantRate);
-  } else if (bench::g_peak_i8.count(kl)) {
-    state.counters["%peak_i8"] =
-        C(sh.flops() * 1e-9 / bench::g_peak_i8[kl] * 100, C::kIsIterationInvariantRate);
-  }
+  bench::set_counters_s8(state, sh, attnscore_kernel_level(ATTNSCORE_DTYPE_S8));
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
 }
 
@@ -614,6 +618,7 @@ int main(int argc, char **argv) {
             ->Unit(benchmark::kMicrosecond);
 #endif
         bench::register_eigen(sh);
+        bench::register_onednn_s8(sh);
       }
     }
   }

@@ -77,8 +77,14 @@ bool register_probe_i8(const ProbeI8 &probe);
 // peak of the level) or %bw (decode: the read bandwidth of the memory holding K).
 void set_counters(benchmark::State &state, const Shape &sh, int level);
 
+// The same for the int8 rows (int8 GOP/s; %peak_i8 of the level, or of the best level for
+// level -1, an anchor; %bw for cold decode).
+void set_counters_s8(benchmark::State &state, const Shape &sh, int level);
+
 // Registers the Eigen anchor for a shape (anchor_eigen.cpp); false where Eigen was not found.
 bool register_eigen(const Shape &sh);
+// Registers the oneDNN int8 anchor (anchor_onednn.cpp); false where oneDNN was not found.
+bool register_onednn_s8(const Shape &sh);
 
 }  // namespace bench
 

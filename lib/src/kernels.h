@@ -227,7 +227,7 @@ constexpr std::size_t kS8Chunk = 512;  // dims per panel: a multiple of 4
 constexpr std::size_t kS8MaxNR = 64, kS8MaxMR = 16;
 // The driver's stack block of packed K (run_s8): at least one panel of kS8MaxNR x kS8Chunk, and
 // at most kS8BlockKeys keys (their sums and scales are kept beside it).
-constexpr std::size_t kS8BlockBytes = 64 * 1024, kS8BlockKeys = 1024;
+constexpr std::size_t kS8BlockBytes = 32 * 1024, kS8BlockKeys = 1024;
 static_assert(kS8BlockBytes >= kS8MaxNR * kS8Chunk, "a block holds a panel");
 
 extern const KernelS8 qk_s8_4x4c4__scalar_kernel;

@@ -100,9 +100,9 @@ void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_
             const std::int8_t *q, std::size_t ldq, const float *q_scale, std::size_t q_step,
             const std::int8_t *k, std::size_t ldk, const float *k_scale, std::size_t k_step,
             float *s, std::size_t lds, float scale) noexcept {
-  // K is packed a block of keys at a time (as many panels as kS8BlockBytes holds: 1024 keys of
-  // d <= 64, 512 of d = 128), each key once per call; then every MR-row tile of Q
-  // runs across the whole block. So a tile's S rows are written as long contiguous runs while
+  // K is packed a block of keys at a time (as many panels as kS8BlockBytes holds: 512 keys of
+  // d <= 64, 256 of d = 128; a block stays in L1), each key once per call; then every MR-row tile
+  // of Q runs across the whole block. So a tile's S rows are written as long contiguous runs while
   // its Q rows stay in L1, instead of a narrow column of S (one 4 KiB page per row) per panel,
   // which past L2 and the TLB's reach (2048 x 2048: 16 MiB) cost more than the arithmetic.
   alignas(64) std::int8_t block[kS8BlockBytes];

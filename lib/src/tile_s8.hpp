@@ -132,7 +132,10 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
       }
     }
 
-    for (std::size_t i = 0; i < rows; ++i) {
+    // Over MR (a constant, unrolled), not `rows`: a runtime index would put acc on the stack.
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < MR; ++i) {
+      if (i >= rows) break;
       alignas(64) std::int32_t out[NR];
       Ops::template finish<NV>(acc[i], out);
       float *dst = s + i * lds + j;
