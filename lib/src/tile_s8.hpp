@@ -57,19 +57,22 @@ inline void pack_s8_panel(std::size_t cols, std::size_t d, const std::int8_t *k,
   using Arch = typename Ops::Arch;
   using B = xsimd::batch<float, Arch>;
   constexpr std::size_t W = B::size;
-  const std::size_t groups = (d + 3) / 4;
-  std::size_t g = 0;
-  for (; (g + W) * 4 <= d; g += W) {
-    for (std::size_t j0 = 0; j0 < NR; j0 += W) {
+  const std::size_t groups = (d + 3) / 4, gv = d / (4 * W) * W;  // gv groups go by vectors
+  for (std::size_t j0 = 0; j0 < NR; j0 += W) {
+    // Keys j0 ... j0 + W - 1, `present` of them in K; addresses as integers: a pointer past K
+    // (a padding key) is never formed.
+    const std::size_t present = cols > j0 ? (cols - j0 < W ? cols - j0 : W) : 0;
+    const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(k) + j0 * ldk;
+    for (std::size_t g = 0; g < gv; g += W) {
       B r[W];
       for (std::size_t i = 0; i < W; ++i) {
-        // Addresses as integers: a pointer past K (a padding key) is never formed.
-        const std::uintptr_t src = reinterpret_cast<std::uintptr_t>(k) + (j0 + i) * ldk + g * 4;
+        const std::uintptr_t src = base + i * ldk + g * 4;
         // (loaded as bytes, then viewed as floats: a K row has no float alignment)
-        r[i] = j0 + i < cols
+        r[i] = i < present
                    ? xsimd::bitwise_cast<B>(xsimd::batch<std::uint8_t, Arch>::load_unaligned(
                          reinterpret_cast<const std::uint8_t *>(src)))
                    : B(0.0f);
+        // The same bytes of the next panel's key: a decode step streams K from DRAM.
         __builtin_prefetch(reinterpret_cast<const void *>(src + NR * ldk));
       }
       Transpose<Arch>::run(r);
@@ -77,6 +80,7 @@ inline void pack_s8_panel(std::size_t cols, std::size_t d, const std::int8_t *k,
         r[i].store_aligned(reinterpret_cast<float *>(panel + ((g + i) * NR + j0) * 4));
     }
   }
+  std::size_t g = gv;
   for (; g < groups; ++g)
     for (std::size_t j = 0; j < NR; ++j)
       for (std::size_t u = 0; u < 4; ++u)
