@@ -199,6 +199,12 @@ using QkS8Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, const
                         std::size_t ldq, const std::int8_t *panel, const std::int32_t *sums,
                         const float *qs, const float *ks, float *s, std::size_t lds,
                         unsigned flags) noexcept;
+// One query row against raw K (a decode step: no packing, each key read once, in order), for
+// d <= kS8Chunk: s[j] = (float)sum_t q[t] k[j][t] * (qs * k_scale[j * k_step]), the same bits
+// as fn. Kernels without it leave it null and the driver packs.
+using DecodeS8Fn = void (*)(std::size_t cols, std::size_t d, const std::int8_t *q,
+                            const std::int8_t *k, std::size_t ldk, float qs, const float *k_scale,
+                            std::size_t k_step, float *s) noexcept;
 
 // Quantizes n rows of d floats: scales[i] = max|x| / 127 (0, and a zero row, when that is not a
 // normal float), out = x / scales[i] rounded to nearest even, saturated to int8. Inputs finite.
@@ -221,6 +227,7 @@ struct KernelS8 {
   PackS8Fn pack;
   QuantS8Fn quant;               // the quantization helper at this level
   QuantScaledS8Fn quant_scaled;  // its second half, with the scale given
+  DecodeS8Fn decode;             // or null
 };
 
 constexpr std::size_t kS8Chunk = 512;  // dims per panel: a multiple of 4

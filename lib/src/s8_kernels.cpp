@@ -94,7 +94,8 @@ extern const KernelS8 qk_s8_4x4c4__scalar_kernel = {"qk_s8_4x4c4__scalar",
                                                     qk_s8_4x4c4__scalar,
                                                     qk_s8_4x4c4__scalar_pack,
                                                     quantize_s8_scalar,
-                                                    quantize_scaled_s8_scalar};
+                                                    quantize_scaled_s8_scalar,
+                                                    nullptr};
 
 void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
             const std::int8_t *q, std::size_t ldq, const float *q_scale, std::size_t q_step,
@@ -105,6 +106,10 @@ void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_
   // of Q runs across the whole block. So a tile's S rows are written as long contiguous runs while
   // its Q rows stay in L1, instead of a narrow column of S (one 4 KiB page per row) per panel,
   // which past L2 and the TLB's reach (2048 x 2048: 16 MiB) cost more than the arithmetic.
+  if (n_q == 1 && d <= kS8Chunk && kernel.decode != nullptr) {
+    kernel.decode(n_k, d, q, k, ldk, q_scale[0] * scale, k_scale, k_step, s);
+    return;
+  }
   alignas(64) std::int8_t block[kS8BlockBytes];
   alignas(64) std::int32_t sums[kS8BlockKeys];
   alignas(64) float ks[kS8BlockKeys];

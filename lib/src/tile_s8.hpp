@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels.h"
@@ -257,6 +258,16 @@ inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::siz
   }
 }
 
+// The Ops' raw-K decode (DecodeS8Fn), where it has one: `static void decode(...)`.
+template <class Ops, class = void>
+struct DecodeOf {
+  static constexpr DecodeS8Fn fn = nullptr;
+};
+template <class Ops>
+struct DecodeOf<Ops, std::void_t<decltype(&Ops::decode)>> {
+  static constexpr DecodeS8Fn fn = &Ops::decode;
+};
+
 }  // namespace tile
 }  // namespace attnscore
 
@@ -291,6 +302,7 @@ inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::siz
       name,                                                                                      \
       name##_pack,                                                                               \
       Ops::kVecQuant ? name##_quant : quantize_s8_scalar,                                        \
-      Ops::kVecQuant ? name##_quant_scaled : quantize_scaled_s8_scalar};
+      Ops::kVecQuant ? name##_quant_scaled : quantize_scaled_s8_scalar,                          \
+      tile::DecodeOf<Ops>::fn};
 
 #endif  // ATTNSCORE_TILE_S8_HPP
