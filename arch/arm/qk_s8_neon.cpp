@@ -54,6 +54,15 @@ struct OpsNeon {
 #endif
     }
   }
+  // Raw-K decode (decode_raw, tile_s8.hpp): 16 bytes of a K row and of Q in two widening
+  // multiplies, pairs added in 32 bits, as madd.
+  static constexpr std::size_t kRowBytes = 16;
+  static constexpr std::int32_t kRowBias = 0;
+  static Acc row_madd(Acc acc, const std::int8_t *k, const std::int8_t *q) noexcept {
+    const int8x16_t kk = vld1q_s8(k), qq = vld1q_s8(q);
+    const int32x4_t a = vpadalq_s16(acc, vmull_s8(vget_low_s8(kk), vget_low_s8(qq)));
+    return vpadalq_s16(a, vmull_s8(vget_high_s8(kk), vget_high_s8(qq)));
+  }
   static void panel_sums(const std::int8_t *, std::size_t, std::size_t, std::int32_t *) noexcept {}
 };
 

@@ -35,6 +35,12 @@ struct OpsDot {
   static void finish(const Acc (&acc)[NV], std::int32_t *out) noexcept {
     for (std::size_t v = 0; v < NV; ++v) vst1q_s32(out + 4 * v, acc[v]);
   }
+  // Raw-K decode (decode_raw, tile_s8.hpp): sdot on 16 bytes of a K row and of Q.
+  static constexpr std::size_t kRowBytes = 16;
+  static constexpr std::int32_t kRowBias = 0;
+  static Acc row_madd(Acc acc, const std::int8_t *k, const std::int8_t *q) noexcept {
+    return vdotq_s32(acc, vld1q_s8(k), vld1q_s8(q));
+  }
   static void panel_sums(const std::int8_t *, std::size_t, std::size_t, std::int32_t *) noexcept {}
 };
 

@@ -52,6 +52,15 @@ struct OpsAvx2 {
                       _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(pair, even)));
     }
   }
+  // Raw-K decode (decode_raw, tile_s8.hpp): 16 bytes of a K row and of Q, sign-extended, in
+  // vpmaddwd pairs (each pair sum within 2 * 128^2: exact in int32).
+  static constexpr std::size_t kRowBytes = 16;
+  static constexpr std::int32_t kRowBias = 0;
+  static Acc row_madd(Acc acc, const std::int8_t *k, const std::int8_t *q) noexcept {
+    const __m256i kk = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(k)));
+    const __m256i qq = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(q)));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(kk, qq));
+  }
   static void panel_sums(const std::int8_t *, std::size_t, std::size_t, std::int32_t *) noexcept {}
 };
 

@@ -61,6 +61,17 @@ struct OpsAvx512 {
                          _mm512_maskz_cvtepi64_epi32(0xff, pair));
     }
   }
+  // Raw-K decode (decode_raw, tile_s8.hpp): 32 bytes of a K row and of Q, sign-extended, in
+  // vpmaddwd pairs (each pair sum within 2 * 128^2: exact in int32).
+  static constexpr std::size_t kRowBytes = 32;
+  static constexpr std::int32_t kRowBias = 0;
+  static Acc row_madd(Acc acc, const std::int8_t *k, const std::int8_t *q) noexcept {
+    const __m512i kk =
+        _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(k)));
+    const __m512i qq =
+        _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(q)));
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(kk, qq));
+  }
   static void panel_sums(const std::int8_t *, std::size_t, std::size_t, std::int32_t *) noexcept {}
 };
 

@@ -16,17 +16,6 @@ struct Dp256 {
   static __m256i dpbusd(__m256i acc, __m256i u8, __m256i s8) noexcept {
     return _mm256_dpbusd_avx_epi32(acc, u8, s8);
   }
-  static std::int32_t hsum(__m256i x) noexcept {
-    __m128i v = _mm_add_epi32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
-    v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4e));
-    return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xb1)));
-  }
-  // n < 32 bytes, the rest zero (AVX2 has no byte-masked load).
-  static __m256i load_tail(const std::uint8_t *p, std::size_t n) noexcept {
-    alignas(32) std::uint8_t b[32] = {};
-    std::memcpy(b, p, n);
-    return _mm256_load_si256(reinterpret_cast<const __m256i *>(b));
-  }
 };
 using OpsAvxVnni = tile::OpsVnni<xsimd::fma3<xsimd::avx2>, Dp256>;
 

@@ -17,8 +17,6 @@
 #include <cstring>
 #include <xsimd/xsimd.hpp>
 
-#include "kernels.h"
-
 namespace attnscore {
 namespace tile {
 
@@ -59,41 +57,14 @@ struct OpsVnni {
   static void finish(const Acc (&acc)[NV], std::int32_t *out) noexcept {
     for (std::size_t v = 0; v < NV; ++v) acc[v].store_aligned(out + Acc::size * v);
   }
-  // Decode (DecodeS8Fn) on raw K: each key row by whole vectors, K + 128 as the u8 operand
-  // (the sign bit flipped) and Q signed, so the one correction is -128 * sum(q), taken once; a
-  // row's lanes are then added up (Dp::hsum). Dp::load_tail(p, n) reads n < VB bytes, zero
-  // filled (their biased 128s meet Q's zero padding). Sums stay below 255 * 128 * kS8Chunk: no
-  // wrapping.
-  static constexpr std::size_t kDecodeAhead = 32;
-  static void decode(std::size_t cols, std::size_t d, const std::int8_t *q, const std::int8_t *k,
-                     std::size_t ldk, float qs, const float *k_scale, std::size_t k_step,
-                     float *s) noexcept {
+  // Raw-K decode (decode_raw, tile_s8.hpp): K + 128 (the sign bit flipped) as the u8 operand
+  // and Q signed, so the one correction is -128 * sum(q), taken once per call.
+  static constexpr std::size_t kRowBytes = Acc::size * 4;
+  static constexpr std::int32_t kRowBias = -128;
+  static Acc row_madd(Acc acc, const std::int8_t *k, const std::int8_t *q) noexcept {
     using U = xsimd::batch<std::uint8_t, Arch>;
-    constexpr std::size_t VB = U::size;
-    alignas(64) std::int8_t qb[kS8Chunk + VB] = {};
-    std::memcpy(qb, q, d);
-    std::int32_t sum_q = 0;
-    for (std::size_t t = 0; t < d; ++t) sum_q += q[t];
-    const std::size_t full = d / VB, tail = d % VB;
-    const U bias(0x80);
-    for (std::size_t j = 0; j < cols; ++j) {
-      const auto *row = reinterpret_cast<const std::uint8_t *>(k + j * ldk);
-      // The key kDecodeAhead rows on (as an integer: a pointer past K is never formed), a line
-      // at a time: a decode step streams K from DRAM, and the hardware prefetcher alone leaves
-      // the reads a third short of the bandwidth.
-      const std::uintptr_t ahead = reinterpret_cast<std::uintptr_t>(row) + kDecodeAhead * ldk;
-      for (std::size_t c = 0; c < d; c += 64)
-        __builtin_prefetch(reinterpret_cast<const void *>(ahead + c));
-      Acc acc(0);
-      for (std::size_t c = 0; c < full; ++c)
-        acc = Dp::dpbusd(acc, U::load_unaligned(row + c * VB) ^ bias,
-                         Acc::load_aligned(reinterpret_cast<const std::int32_t *>(qb + c * VB)));
-      if (tail != 0)
-        acc = Dp::dpbusd(acc, U(Dp::load_tail(row + full * VB, tail)) ^ bias,
-                         Acc::load_aligned(reinterpret_cast<const std::int32_t *>(qb + full * VB)));
-      const std::int32_t dot = Dp::hsum(acc) - 128 * sum_q;
-      s[j] = static_cast<float>(dot) * (qs * k_scale[j * k_step]);
-    }
+    return Dp::dpbusd(acc, U::load_unaligned(reinterpret_cast<const std::uint8_t *>(k)) ^ U(0x80),
+                      Acc::load_unaligned(reinterpret_cast<const std::int32_t *>(q)));
   }
   // Sum of each key's bytes: vpdpbusd against ones.
   static void panel_sums(const std::int8_t *panel, std::size_t groups, std::size_t nr,

@@ -48,6 +48,23 @@ static inline xsimd::batch<float, xsimd::avx512f> to_f32(
 }
 #endif
 
+// The int32 lanes added up (wrapping, as the vector adds do).
+template <class Arch>
+static inline std::int32_t hsum(const xsimd::batch<std::int32_t, Arch> &x) noexcept {
+  return xsimd::hadd(x);
+}
+#if defined(__AVX512F__)
+// The all-ones maskz extracts: xsimd's, through the plain ones, trip GCC 12's false
+// -Wmaybe-uninitialized.
+static inline std::int32_t hsum(const xsimd::batch<std::int32_t, xsimd::avx512f> &x) noexcept {
+  const __m256i h = _mm256_add_epi32(_mm512_maskz_extracti32x8_epi32(0xff, x, 0),
+                                     _mm512_maskz_extracti32x8_epi32(0xff, x, 1));
+  __m128i v = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+  v = _mm_add_epi32(v, _mm_shuffle_epi32(v, 0x4e));
+  return _mm_cvtsi128_si32(_mm_add_epi32(v, _mm_shuffle_epi32(v, 0xb1)));
+}
+#endif
+
 // Packs `cols` <= NR keys into an s8 panel: panel[(g * NR + j) * 4 + u] = k[j * ldk + 4g + u],
 // zero for j >= cols and for 4g + u >= d. Each group of 4 bytes moves as one 32-bit lane: W x W
 // blocks of them are transposed in registers as float bit patterns (loads, shuffles and stores
@@ -258,14 +275,54 @@ inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::siz
   }
 }
 
-// The Ops' raw-K decode (DecodeS8Fn), where it has one: `static void decode(...)`.
+// Decode (DecodeS8Fn) on raw K: one query row, each key row read once, in order, by whole
+// steps of kRowBytes; the tail of d goes through a zero-filled copy, against Q's zero padding.
+// Where the Ops have it:
+//   kRowBytes, Acc row_madd(acc, k, q)   acc + the products of kRowBytes bytes of a K row and Q,
+//                                        in int32 lanes (exact: no wrapping below kS8Chunk)
+//   kRowBias                             times sum(q), the correction of a biased product
+//                                        (VNNI's K + 128: -128), else 0
+template <class Ops>
+inline void decode_raw(std::size_t cols, std::size_t d, const std::int8_t *q, const std::int8_t *k,
+                       std::size_t ldk, float qs, const float *k_scale, std::size_t k_step,
+                       float *s) noexcept {
+  using Acc = typename Ops::Acc;
+  constexpr std::size_t VB = Ops::kRowBytes;
+  // Keys a prefetch runs ahead: a decode step streams K from DRAM, and the hardware prefetcher
+  // alone left the reads a third short of the bandwidth (avx512vnni).
+  constexpr std::size_t kAhead = 32;
+  alignas(64) std::int8_t qb[kS8Chunk + VB] = {};
+  std::memcpy(qb, q, d);
+  std::int32_t sum_q = 0;
+  if (Ops::kRowBias != 0)
+    for (std::size_t t = 0; t < d; ++t) sum_q += q[t];
+  const std::size_t full = d / VB, tail = d % VB;
+  for (std::size_t j = 0; j < cols; ++j) {
+    const std::int8_t *row = k + j * ldk;
+    // (an integer: a pointer past K is never formed)
+    const std::uintptr_t ahead = reinterpret_cast<std::uintptr_t>(row) + kAhead * ldk;
+    for (std::size_t c = 0; c < d; c += 64)
+      __builtin_prefetch(reinterpret_cast<const void *>(ahead + c));
+    Acc acc(0);
+    for (std::size_t c = 0; c < full; ++c) acc = Ops::row_madd(acc, row + c * VB, qb + c * VB);
+    if (tail != 0) {
+      alignas(64) std::int8_t last[VB] = {};
+      std::memcpy(last, row + full * VB, tail);
+      acc = Ops::row_madd(acc, last, qb + full * VB);
+    }
+    const std::int32_t dot = hsum(acc) + Ops::kRowBias * sum_q;
+    s[j] = static_cast<float>(dot) * (qs * k_scale[j * k_step]);
+  }
+}
+
+// The decode of a level's Ops, where they have one (kRowBytes), else null.
 template <class Ops, class = void>
 struct DecodeOf {
   static constexpr DecodeS8Fn fn = nullptr;
 };
 template <class Ops>
-struct DecodeOf<Ops, std::void_t<decltype(&Ops::decode)>> {
-  static constexpr DecodeS8Fn fn = &Ops::decode;
+struct DecodeOf<Ops, std::void_t<decltype(Ops::kRowBytes)>> {
+  static constexpr DecodeS8Fn fn = &decode_raw<Ops>;
 };
 
 }  // namespace tile
