@@ -463,7 +463,7 @@ TEST_CASE("every s8 kernel: full sweep, bit for bit against the exact sum", "[ke
   // two and a half blocks, so that tiles run across several panels of a block and several blocks.
   for (std::size_t d : {64, 100, 513}) {
     const std::size_t dc = std::min(d, attnscore::kS8Chunk),
-                      panel = kernel->nr * ((dc + 3) / 4 * 4);
+                      panel = kernel->nr * ((dc + kernel->kg - 1) / kernel->kg * kernel->kg);
     const std::size_t keys =
         std::min(attnscore::kS8BlockBytes / panel, attnscore::kS8BlockKeys / kernel->nr) *
         kernel->nr;

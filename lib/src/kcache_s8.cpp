@@ -36,7 +36,7 @@ struct Layout {
 bool layout(const KernelS8 &kernel, std::size_t capacity, std::size_t d, Layout *l) noexcept {
   l->panels = capacity / kernel.nr + (capacity % kernel.nr != 0);
   l->chunks = (d + kS8Chunk - 1) / kS8Chunk;
-  l->panel_bytes = kernel.nr * ((d + 3) / 4 * 4);
+  l->panel_bytes = kernel.nr * ((d + kernel.kg - 1) / kernel.kg * kernel.kg);
   std::size_t a, b, c;
   return !__builtin_mul_overflow(l->panels, l->panel_bytes, &a) &&
          !__builtin_mul_overflow(l->panels * l->chunks, kernel.nr * sizeof(std::int32_t), &b) &&
@@ -103,7 +103,8 @@ attnscore_status attnscore_kcache_s8_append(attnscore_kcache_s8 *cache, size_t n
   if (!extent_bytes(k, n, cache->d, ldk, 1, &k_bytes) ||
       !extent_bytes(k_scale, 1, n, n, sizeof(float), &ks_bytes))
     return ATTNSCORE_ERR_SIZE_OVERFLOW;
-  const std::size_t nr = cache->kernel->nr, d = cache->d, chunks = cache->chunks;
+  const std::size_t nr = cache->kernel->nr, kg = cache->kernel->kg, d = cache->d;
+  const std::size_t chunks = cache->chunks;
   const std::size_t new_panels = (cache->size + n) / nr + ((cache->size + n) % nr != 0);
   const auto cache_begin = reinterpret_cast<std::uintptr_t>(cache);
   const auto cache_end = reinterpret_cast<std::uintptr_t>(cache->scales + new_panels * nr);
@@ -124,7 +125,7 @@ attnscore_status attnscore_kcache_s8_append(attnscore_kcache_s8 *cache, size_t n
     std::int8_t *panel = cache->panels + p * cache->panel_bytes;
     const std::int8_t *src = k + i * ldk;
     for (std::size_t t = 0; t < d; ++t) {
-      panel[((t / 4) * nr + jj) * 4 + t % 4] = src[t];
+      panel[((t / kg) * nr + jj) * kg + t % kg] = src[t];
       cache->sums[(p * chunks + t / kS8Chunk) * nr + jj] += src[t];
     }
     cache->scales[j] = k_scale[i];
@@ -186,7 +187,7 @@ attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t 
     for (std::size_t c = 0, t = 0; t < d; ++c, t += kS8Chunk) {
       const std::size_t dc = d - t < kS8Chunk ? d - t : kS8Chunk;
       const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
-      // Chunk c of the panel is itself a kernel panel (groups of 4 dims are g-major).
+      // Chunk c of the panel is itself a kernel panel (groups of kg dims are g-major).
       const std::int8_t *panel = cache->panels + p * cache->panel_bytes + t * nr;
       const std::int32_t *sums = cache->sums + (p * cache->chunks + c) * nr;
       for (std::size_t i = 0; i < n_q; i += kernel.mr) {

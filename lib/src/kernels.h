@@ -186,10 +186,11 @@ void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::siz
 #endif  // ATTNSCORE_HAVE_F16
 
 // s8 kernels (lib/src/s8.cpp, tile_s8.hpp). K is packed NR keys at a time into a panel of
-// groups of 4 dims: panel[(g * NR + j) * 4 + u] = k[j][4g + u], zero padded; pack may also write
-// sums[j] = the sum of key j's values (for kernels whose products are biased). fn makes `rows` <=
-// MR x `cols` scores from ceil(cols / NR) panels one after the other (panel p at p * NR * groups
-// * 4 bytes, its sums and key scales at p * NR, padded to whole panels), so a row tile of Q is
+// groups of KG (4 or 8) dims: panel[(g * NR + j) * KG + u] = k[j][KG g + u], zero padded; pack may
+// also write sums[j] = the sum of key j's values (for kernels whose products are biased). fn makes
+// `rows` <= MR x `cols` scores from ceil(cols / NR) panels one after the other (panel p at p * NR *
+// groups
+// * KG bytes, its sums and key scales at p * NR, padded to whole panels), so a row tile of Q is
 // prepared once per call: exact int32 sums, then (float)sum * (qs[i] * ks[j]) at kFinal, where
 // qs[i] = q_scale * scale of row i and ks[j] the scale of key j. d is done in chunks of
 // kS8Chunk, the int32 partials passing through S as raw bits (kAccumulate).
@@ -223,6 +224,7 @@ struct KernelS8 {
   const char *name;
   attnscore_level level;
   std::size_t mr, nr;
+  std::size_t kg;  // dims per panel group: 4, or 8 (smmla's 2 x 8 operands)
   QkS8Fn fn;
   PackS8Fn pack;
   QuantS8Fn quant;               // the quantization helper at this level
@@ -259,7 +261,7 @@ extern const KernelS8 qk_s8_2x8c4__neon_kernel;
 extern const KernelS8 qk_s8_8x8c4__neon_dotprod_kernel;
 #endif
 #if ATTNSCORE_HAVE_S8 && ATTNSCORE_HAVE_NEON_I8MM
-extern const KernelS8 qk_s8_8x8c4__neon_i8mm_kernel;
+extern const KernelS8 qk_s8_8x8c8__neon_i8mm_kernel;
 #endif
 
 // The s8 table, best first, and the kernel the public API uses now.

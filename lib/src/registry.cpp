@@ -130,7 +130,7 @@ constexpr const KernelS8 *kS8[] = {
     &qk_s8_4x8c4__avx2_kernel,
 #endif
 #if ATTNSCORE_HAVE_NEON_I8MM
-    &qk_s8_8x8c4__neon_i8mm_kernel,
+    &qk_s8_8x8c8__neon_i8mm_kernel,
 #endif
 #if ATTNSCORE_HAVE_NEON_DOTPROD
     &qk_s8_8x8c4__neon_dotprod_kernel,

@@ -91,6 +91,7 @@ extern const KernelS8 qk_s8_4x4c4__scalar_kernel = {"qk_s8_4x4c4__scalar",
                                                     ATTNSCORE_LEVEL_SCALAR,
                                                     kMR,
                                                     kNR,
+                                                    4,
                                                     qk_s8_4x4c4__scalar,
                                                     qk_s8_4x4c4__scalar_pack,
                                                     quantize_s8_scalar,
@@ -117,7 +118,7 @@ void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_
   const std::size_t nr = kernel.nr;
   for (std::size_t t = 0; t < d; t += kS8Chunk) {
     const std::size_t dc = d - t < kS8Chunk ? d - t : kS8Chunk;
-    const std::size_t panel_bytes = nr * ((dc + 3) / 4 * 4);
+    const std::size_t panel_bytes = nr * ((dc + kernel.kg - 1) / kernel.kg * kernel.kg);
     std::size_t panels = kS8BlockBytes / panel_bytes;
     if (panels * nr > kS8BlockKeys) panels = kS8BlockKeys / nr;
     const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);

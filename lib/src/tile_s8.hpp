@@ -106,6 +106,39 @@ inline void pack_s8_panel(std::size_t cols, std::size_t d, const std::int8_t *k,
   if (Ops::kBias) Ops::panel_sums(panel, groups, NR, sums);
 }
 
+// Stores one row of a tile: NR exact sums `out` (cols <= NR of them in S), at kFinal as
+// (float)sum * (qs * ks[j]); under kAccumulate added to the int32 partials S holds first.
+template <class Arch, std::size_t NR>
+inline void store_row(const std::int32_t *out, std::size_t cols, float qs, const float *ks,
+                      float *dst, unsigned flags) noexcept {
+  using F = xsimd::batch<float, Arch>;
+  using I = xsimd::batch<std::int32_t, Arch>;
+  constexpr std::size_t W = I::size;
+  const F qsi(qs);
+  if (cols == NR && flags == kFinal) {  // the common case: straight to S
+    for (std::size_t w = 0; w < NR; w += W)
+      (to_f32(I::load_aligned(out + w)) * (qsi * F::load_unaligned(ks + w)))
+          .store_unaligned(dst + w);
+    return;
+  }
+  alignas(64) std::int32_t sum[NR];
+  std::memcpy(sum, out, sizeof sum);
+  if (flags & kAccumulate) {
+    alignas(64) std::int32_t prev[NR] = {};
+    std::memcpy(prev, dst, cols * sizeof(std::int32_t));
+    for (std::size_t w = 0; w < NR; w += W)
+      (I::load_aligned(sum + w) + I::load_aligned(prev + w)).store_aligned(sum + w);
+  }
+  if (flags & kFinal) {
+    alignas(64) float res[NR];
+    for (std::size_t w = 0; w < NR; w += W)
+      (to_f32(I::load_aligned(sum + w)) * (qsi * F::load_unaligned(ks + w))).store_aligned(res + w);
+    std::memcpy(dst, res, cols * sizeof(float));
+  } else {
+    std::memcpy(dst, sum, cols * sizeof(std::int32_t));
+  }
+}
+
 // MR x cols block of S from `rows` <= MR raw Q rows and ceil(cols / NR) packed panels, each
 // following the last (panel p at p * NR * groups * 4 bytes, its sums and key scales at p * NR;
 // the last panel may hold fewer than NR keys). Q is prepared once for all of them.
@@ -127,9 +160,7 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
                         unsigned flags) noexcept {
   using Acc = typename Ops::Acc;
   using Arch = typename Ops::Arch;
-  using F = xsimd::batch<float, Arch>;
-  using I = xsimd::batch<std::int32_t, Arch>;
-  constexpr std::size_t KPV = Ops::kKeysPerVec, NR = NV * KPV, W = I::size;
+  constexpr std::size_t KPV = Ops::kKeysPerVec, NR = NV * KPV, W = Acc::size;
   static_assert(NR % W == 0, "the epilogue works in whole vectors");
   static_assert(!Ops::kBias || KPV == W, "a biased level's start is one vector of sums");
   const std::size_t groups = (d + 3) / 4;
@@ -160,29 +191,7 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
       if (i >= rows) break;
       alignas(64) std::int32_t out[NR];
       Ops::template finish<NV>(acc[i], out);
-      float *dst = s + i * lds + j;
-      const F qsi(qs[i]);
-      if (cj == NR && flags == kFinal) {  // the common case: straight to S
-        for (std::size_t w = 0; w < NR; w += W)
-          (to_f32(I::load_aligned(out + w)) * (qsi * F::load_unaligned(ks + j + w)))
-              .store_unaligned(dst + w);
-        continue;
-      }
-      if (flags & kAccumulate) {
-        alignas(64) std::int32_t prev[NR] = {};
-        std::memcpy(prev, dst, cj * sizeof(std::int32_t));
-        for (std::size_t w = 0; w < NR; w += W)
-          (I::load_aligned(out + w) + I::load_aligned(prev + w)).store_aligned(out + w);
-      }
-      if (flags & kFinal) {
-        alignas(64) float res[NR];
-        for (std::size_t w = 0; w < NR; w += W)
-          (to_f32(I::load_aligned(out + w)) * (qsi * F::load_unaligned(ks + j + w)))
-              .store_aligned(res + w);
-        std::memcpy(dst, res, cj * sizeof(float));
-      } else {
-        std::memcpy(dst, out, cj * sizeof(std::int32_t));
-      }
+      store_row<Arch, NR>(out, cj, qs[i], ks + j, s + i * lds + j, flags);
     }
   }
 }
@@ -356,6 +365,7 @@ struct DecodeOf<Ops, std::void_t<decltype(Ops::kRowBytes)>> {
       level,                                                                                     \
       MR,                                                                                        \
       NV * Ops::kKeysPerVec,                                                                     \
+      4,                                                                                         \
       name,                                                                                      \
       name##_pack,                                                                               \
       Ops::kVecQuant ? name##_quant : quantize_s8_scalar,                                        \
