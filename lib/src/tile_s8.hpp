@@ -65,6 +65,25 @@ static inline std::int32_t hsum(const xsimd::batch<std::int32_t, xsimd::avx512f>
 }
 #endif
 
+// rows[0 ... W - 1] each summed, into one vector (xsimd's haddp).
+template <class Arch>
+static inline xsimd::batch<float, Arch> hsums(const xsimd::batch<float, Arch> *rows) noexcept {
+  return xsimd::haddp(rows);
+}
+#if defined(__AVX512F__)
+// Halves added first, then two AVX haddps: xsimd's AVX-512 form trips GCC 12's false
+// -Wmaybe-uninitialized.
+static inline xsimd::batch<float, xsimd::avx512f> hsums(
+    const xsimd::batch<float, xsimd::avx512f> *rows) noexcept {
+  xsimd::batch<float, xsimd::avx2> half[16];
+  for (std::size_t i = 0; i < 16; ++i)
+    half[i] = _mm256_add_ps(_mm512_maskz_extractf32x8_ps(0xff, rows[i], 0),
+                            _mm512_maskz_extractf32x8_ps(0xff, rows[i], 1));
+  const __m512 lo = _mm512_maskz_insertf32x8(0xffff, _mm512_setzero_ps(), xsimd::haddp(half), 0);
+  return _mm512_maskz_insertf32x8(0xffff, lo, xsimd::haddp(half + 8), 1);
+}
+#endif
+
 // Packs `cols` <= NR keys into an s8 panel: panel[(g * NR + j) * 4 + u] = k[j * ldk + 4g + u],
 // zero for j >= cols and for 4g + u >= d. Each group of 4 bytes moves as one 32-bit lane: W x W
 // blocks of them are transposed in registers as float bit patterns (loads, shuffles and stores
@@ -291,12 +310,18 @@ inline void quantize_rows(std::size_t n, std::size_t d, const float *x, std::siz
 //                                        in int32 lanes (exact: no wrapping below kS8Chunk)
 //   kRowBias                             times sum(q), the correction of a biased product
 //                                        (VNNI's K + 128: -128), else 0
+// W keys at a time, their lanes summed together (haddp) and scaled as one vector: a key's own
+// horizontal sum and scalar store cost more than its multiply-adds at d <= 128. The sums go
+// through float, exactly: every lane, partial and whole sum is an integer below 2^24 in
+// magnitude (kS8Chunk products of at most 255 * 128), so each float add is exact.
 template <class Ops>
 inline void decode_raw(std::size_t cols, std::size_t d, const std::int8_t *q, const std::int8_t *k,
                        std::size_t ldk, float qs, const float *k_scale, std::size_t k_step,
                        float *s) noexcept {
   using Acc = typename Ops::Acc;
-  constexpr std::size_t VB = Ops::kRowBytes;
+  using F = xsimd::batch<float, typename Acc::arch_type>;
+  constexpr std::size_t VB = Ops::kRowBytes, W = Acc::size;
+  static_assert(kS8Chunk * 255 * 128 < (1 << 24), "decode sums are exact in float");
   // Keys a prefetch runs ahead: a decode step streams K from DRAM, and the hardware prefetcher
   // alone left the reads a third short of the bandwidth (avx512vnni).
   constexpr std::size_t kAhead = 32;
@@ -305,22 +330,44 @@ inline void decode_raw(std::size_t cols, std::size_t d, const std::int8_t *q, co
   std::int32_t sum_q = 0;
   if (Ops::kRowBias != 0)
     for (std::size_t t = 0; t < d; ++t) sum_q += q[t];
+  const std::int32_t bias = Ops::kRowBias * sum_q;
   const std::size_t full = d / VB, tail = d % VB;
-  for (std::size_t j = 0; j < cols; ++j) {
+  // W keys: each key row's multiply-adds into its own accumulator, the keys interleaved so the W
+  // chains run side by side (one Q load per step for all).
+  std::size_t j = 0;
+  for (; j + W <= cols; j += W) {
     const std::int8_t *row = k + j * ldk;
-    // (an integer: a pointer past K is never formed)
+    // (integers: a pointer past K is never formed)
     const std::uintptr_t ahead = reinterpret_cast<std::uintptr_t>(row) + kAhead * ldk;
-    for (std::size_t c = 0; c < d; c += 64)
-      __builtin_prefetch(reinterpret_cast<const void *>(ahead + c));
+    for (std::size_t u = 0; u < W; ++u)
+      for (std::size_t c = 0; c < d; c += 64)
+        __builtin_prefetch(reinterpret_cast<const void *>(ahead + u * ldk + c));
+    Acc acc[W];
+    for (std::size_t u = 0; u < W; ++u) acc[u] = Acc(0);
+    for (std::size_t c = 0; c < full * VB; c += VB)
+      for (std::size_t u = 0; u < W; ++u) acc[u] = Ops::row_madd(acc[u], row + u * ldk + c, qb + c);
+    if (tail != 0)
+      for (std::size_t u = 0; u < W; ++u) {
+        alignas(64) std::int8_t last[VB] = {};
+        std::memcpy(last, row + u * ldk + full * VB, tail);
+        acc[u] = Ops::row_madd(acc[u], last, qb + full * VB);
+      }
+    F lanes[W];
+    for (std::size_t u = 0; u < W; ++u) lanes[u] = to_f32(acc[u]);
+    const F dot = hsums(lanes) + F(static_cast<float>(bias));
+    const F ks = k_step != 0 ? F::load_unaligned(k_scale + j) : F(k_scale[0]);
+    (dot * (F(qs) * ks)).store_unaligned(s + j);
+  }
+  for (; j < cols; ++j) {  // the last keys, one at a time
+    const std::int8_t *row = k + j * ldk;
     Acc acc(0);
-    for (std::size_t c = 0; c < full; ++c) acc = Ops::row_madd(acc, row + c * VB, qb + c * VB);
+    for (std::size_t c = 0; c < full * VB; c += VB) acc = Ops::row_madd(acc, row + c, qb + c);
     if (tail != 0) {
       alignas(64) std::int8_t last[VB] = {};
       std::memcpy(last, row + full * VB, tail);
       acc = Ops::row_madd(acc, last, qb + full * VB);
     }
-    const std::int32_t dot = hsum(acc) + Ops::kRowBias * sum_q;
-    s[j] = static_cast<float>(dot) * (qs * k_scale[j * k_step]);
+    s[j] = static_cast<float>(hsum(acc) + bias) * (qs * k_scale[j * k_step]);
   }
 }
 
