@@ -332,8 +332,20 @@ inline void decode_raw(std::size_t cols, std::size_t d, const std::int8_t *q, co
     for (std::size_t t = 0; t < d; ++t) sum_q += q[t];
   const std::int32_t bias = Ops::kRowBias * sum_q;
   const std::size_t full = d / VB, tail = d % VB;
-  // W keys: each key row's multiply-adds into its own accumulator, the keys interleaved so the W
-  // chains run side by side (one Q load per step for all).
+  // G key rows from `row` on, each into its own accumulator, the rows interleaved so the G chains
+  // run side by side (one Q load per step for all).
+  const auto rows_madd = [&](auto g, const std::int8_t *row, Acc *acc) {
+    constexpr std::size_t G = decltype(g)::value;
+    for (std::size_t u = 0; u < G; ++u) acc[u] = Acc(0);
+    for (std::size_t c = 0; c < full * VB; c += VB)
+      for (std::size_t u = 0; u < G; ++u) acc[u] = Ops::row_madd(acc[u], row + u * ldk + c, qb + c);
+    if (tail != 0)
+      for (std::size_t u = 0; u < G; ++u) {
+        alignas(64) std::int8_t last[VB] = {};
+        std::memcpy(last, row + u * ldk + full * VB, tail);
+        acc[u] = Ops::row_madd(acc[u], last, qb + full * VB);
+      }
+  };
   std::size_t j = 0;
   for (; j + W <= cols; j += W) {
     const std::int8_t *row = k + j * ldk;
@@ -343,15 +355,7 @@ inline void decode_raw(std::size_t cols, std::size_t d, const std::int8_t *q, co
       for (std::size_t c = 0; c < d; c += 64)
         __builtin_prefetch(reinterpret_cast<const void *>(ahead + u * ldk + c));
     Acc acc[W];
-    for (std::size_t u = 0; u < W; ++u) acc[u] = Acc(0);
-    for (std::size_t c = 0; c < full * VB; c += VB)
-      for (std::size_t u = 0; u < W; ++u) acc[u] = Ops::row_madd(acc[u], row + u * ldk + c, qb + c);
-    if (tail != 0)
-      for (std::size_t u = 0; u < W; ++u) {
-        alignas(64) std::int8_t last[VB] = {};
-        std::memcpy(last, row + u * ldk + full * VB, tail);
-        acc[u] = Ops::row_madd(acc[u], last, qb + full * VB);
-      }
+    rows_madd(std::integral_constant<std::size_t, W>{}, row, acc);
     F lanes[W];
     for (std::size_t u = 0; u < W; ++u) lanes[u] = to_f32(acc[u]);
     const F dot = hsums(lanes) + F(static_cast<float>(bias));
@@ -359,15 +363,9 @@ inline void decode_raw(std::size_t cols, std::size_t d, const std::int8_t *q, co
     (dot * (F(qs) * ks)).store_unaligned(s + j);
   }
   for (; j < cols; ++j) {  // the last keys, one at a time
-    const std::int8_t *row = k + j * ldk;
-    Acc acc(0);
-    for (std::size_t c = 0; c < full * VB; c += VB) acc = Ops::row_madd(acc, row + c, qb + c);
-    if (tail != 0) {
-      alignas(64) std::int8_t last[VB] = {};
-      std::memcpy(last, row + full * VB, tail);
-      acc = Ops::row_madd(acc, last, qb + full * VB);
-    }
-    s[j] = static_cast<float>(hsum(acc) + bias) * (qs * k_scale[j * k_step]);
+    Acc acc[1];
+    rows_madd(std::integral_constant<std::size_t, 1>{}, k + j * ldk, acc);
+    s[j] = static_cast<float>(hsum(acc[0]) + bias) * (qs * k_scale[j * k_step]);
   }
 }
 
