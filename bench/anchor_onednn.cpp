@@ -26,8 +26,8 @@ void bm_onednn_s8(benchmark::State &state, Shape sh) {
   // The same data and scales as the attnscore s8 row (bm_s8): q_scale 0.01, k_scale 0.02.
   const std::size_t k_elems = (sh.n_k * sh.d + 63) / 64 * 64;
   const std::size_t copies = sh.cold ? std::max<std::size_t>(2, kColdPoolBytes / k_elems) : 1;
-  std::vector<std::int8_t> q(sh.n_q * sh.d), k(copies * k_elems);
-  std::vector<float> s(sh.n_q * sh.n_k);
+  Buf<std::int8_t> q(sh.n_q * sh.d), k(copies * k_elems);
+  Buf<float> s(sh.n_q * sh.n_k);
   std::mt19937 rng(42);
   std::uniform_int_distribution<int> v(-128, 127);
   for (auto &x : q) x = static_cast<std::int8_t>(v(rng));

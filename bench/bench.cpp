@@ -52,18 +52,19 @@ double thread_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// The best of 5 rounds of at least 30 ms of calls to `step(i)` (the i-th call of a round),
-// each call doing `amount` units of work: units per second, in billions.
+// The best of 20 rounds of at least 5 ms of calls to `step(i)` (the i-th call of a round),
+// each call doing `amount` units of work: units per second, in billions. Many short rounds: on a
+// shared machine some of them fall between other tenants' bursts.
 template <class Step>
 double best_rate(double amount, Step step) {
   double best = 0;
-  for (int round = 0; round < 5; ++round) {
+  for (int round = 0; round < 20; ++round) {
     std::size_t calls = 0;
     float sink = 0;
     const double t0 = thread_seconds();
     double secs;
     do sink += step(calls++);
-    while ((secs = thread_seconds() - t0) < 0.03);
+    while ((secs = thread_seconds() - t0) < 0.005);
     benchmark::DoNotOptimize(sink);
     best = std::max(best, calls * amount / secs * 1e-9);
   }
@@ -291,8 +292,8 @@ void bm_s8(benchmark::State &state, attnscore_level level, bench::Shape sh) {
   const std::size_t k_elems = (sh.n_k * sh.d + 63) / 64 * 64;
   const std::size_t copies =
       sh.cold ? std::max<std::size_t>(2, bench::kColdPoolBytes / k_elems) : 1;
-  std::vector<std::int8_t> q(sh.n_q * sh.d), k(copies * k_elems);
-  std::vector<float> qs(sh.n_q, 0.01f), ks(sh.n_k, 0.02f), s(sh.n_q * sh.n_k);
+  bench::Buf<std::int8_t> q(sh.n_q * sh.d), k(copies * k_elems);
+  bench::Buf<float> qs(sh.n_q, 0.01f), ks(sh.n_k, 0.02f), s(sh.n_q * sh.n_k);
   std::mt19937 rng(42);
   std::uniform_int_distribution<int> v(-128, 127);
   for (auto &x : q) x = static_cast<std::int8_t>(v(rng));
@@ -347,7 +348,7 @@ struct AttnShape {
 };
 
 struct AttnData {
-  std::vector<float> q, k, s;
+  bench::Buf<float> q, k, s;
   explicit AttnData(const AttnShape &a)
       : q(a.hq * a.n_q * a.d), k(a.hkv * a.n_k * a.d), s(a.hq * a.n_q * a.n_k) {
     std::mt19937 rng(42);

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,34 @@ inline constexpr std::size_t kQK[][2] = {
 // Bytes of K copies behind a cold decode shape: well past any last-level cache of one core.
 inline constexpr std::size_t kColdPoolBytes = std::size_t{512} << 20;
 
+// Every benchmark buffer starts on a 64-byte boundary, as an inference engine's tensors do (and
+// the same for every row, ours and the anchors'): S from plain malloc starts mid-line, and then
+// every full-vector store of S straddles two lines.
+template <class T>
+struct Aligned64 {
+  using value_type = T;
+  Aligned64() = default;
+  template <class U>
+  Aligned64(const Aligned64<U> &) noexcept {}
+  T *allocate(std::size_t n) {
+    return static_cast<T *>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T *p, std::size_t) noexcept { ::operator delete (p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const Aligned64<U> &) const noexcept {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const Aligned64<U> &) const noexcept {
+    return false;
+  }
+};
+template <class T>
+using Buf = std::vector<T, Aligned64<T>>;
+
 // Dense row-major Q, S and one or (cold) many copies of K, unit normal entries.
 struct Data {
-  std::vector<float> q, k, s;
+  Buf<float> q, k, s;
   std::size_t copies;
   explicit Data(const Shape &sh);
   // The K of the i-th call.
@@ -47,8 +73,8 @@ struct Data {
 // The same as binary16 bits (converted by the library), for the f16 rows: the cold pool holds
 // as many bytes of K as the f32 one.
 struct DataF16 {
-  std::vector<std::uint16_t> q, k;
-  std::vector<float> s;
+  Buf<std::uint16_t> q, k;
+  Buf<float> s;
   std::size_t copies, k_stride;
   explicit DataF16(const Shape &sh);
   const std::uint16_t *k_at(std::size_t i) const { return k.data() + (i % copies) * k_stride; }

@@ -47,39 +47,49 @@ float read_sum(const float *p, std::size_t n) {
 }
 #endif
 
-// The int8 dot-product peak: 12 independent chains of the level's widest int8 multiply-add
-// (vpdpbusd zmm: 64 MACs; sdot: 16 MACs), as the s8 kernels use it.
-#if defined(__AVX512VNNI__)
+// The int8 dot-product peak: independent chains of the level's widest int8 multiply-add
+// (vpdpbusd zmm: 64 MACs; ymm: 32; sdot: 16 MACs), as the s8 kernels use it. On x86 a step is
+// one asm block on fixed registers: GCC 12 kept an intrinsic loop's accumulators on the stack
+// or copied each through a second register, and 12 chains do not cover Zen 5's latency: that
+// probe read 3-12% under this one, and under what the s8 kernel's own inner loop reaches.
+#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
 #include <immintrin.h>
+#define ATTNSCORE_DP4(a, b, c, d) ATTNSCORE_DP(a) ATTNSCORE_DP(b) ATTNSCORE_DP(c) ATTNSCORE_DP(d)
+#if defined(__AVX512VNNI__)
+// 24 chains in zmm2-25, the operands in two more.
+#define ATTNSCORE_DP(r) "vpdpbusd %1, %0, %%zmm" #r "\n\t"
+constexpr double kI8OpsPerIter = 24 * 64 * 2;  // chains x MACs x 2
 int i8_loop(std::size_t iters) {
-  constexpr int kChains = 12;
-  __m512i acc[kChains];
-  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_epi32(c);
   const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-5);
   for (std::size_t i = 0; i < iters; ++i)
-    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_dpbusd_epi32(acc[c], a, b);
-  __m512i sum = acc[0];
-  for (int c = 1; c < kChains; ++c) sum = _mm512_add_epi32(sum, acc[c]);
-  alignas(64) int lanes[16];
-  _mm512_store_si512(lanes, sum);
-  return lanes[0] + lanes[15];
+    __asm__ volatile(ATTNSCORE_DP4(2, 3, 4, 5) ATTNSCORE_DP4(6, 7, 8, 9)
+                         ATTNSCORE_DP4(10, 11, 12, 13) ATTNSCORE_DP4(14, 15, 16, 17)
+                             ATTNSCORE_DP4(18, 19, 20, 21) ATTNSCORE_DP4(22, 23, 24, 25)
+                     :
+                     : "v"(a), "v"(b)
+                     : "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+                       "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18",
+                       "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25");
+  return 0;
 }
-const bool registered_i8 = bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, 12 * 64 * 2});
-#elif defined(__AVXVNNI__)
-#include <immintrin.h>
-// The VEX vpdpbusd on ymm (32 MACs), as the avxvnni kernel uses it.
+#else
+// 14 chains in ymm2-15, the operands in the other two of the 16.
+#define ATTNSCORE_DP(r) "%{vex%} vpdpbusd %1, %0, %%ymm" #r "\n\t"
+constexpr double kI8OpsPerIter = 14 * 32 * 2;
 int i8_loop(std::size_t iters) {
-  constexpr int kChains = 12;
-  __m256i acc[kChains];
-  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_epi32(c);
   const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-5);
   for (std::size_t i = 0; i < iters; ++i)
-    for (int c = 0; c < kChains; ++c) acc[c] = _mm256_dpbusd_avx_epi32(acc[c], a, b);
-  __m256i sum = acc[0];
-  for (int c = 1; c < kChains; ++c) sum = _mm256_add_epi32(sum, acc[c]);
-  return _mm256_extract_epi32(sum, 0) + _mm256_extract_epi32(sum, 7);
+    __asm__ volatile(ATTNSCORE_DP4(2, 3, 4, 5) ATTNSCORE_DP4(6, 7, 8, 9)
+                         ATTNSCORE_DP4(10, 11, 12, 13) ATTNSCORE_DP(14) ATTNSCORE_DP(15)
+                     :
+                     : "x"(a), "x"(b)
+                     : "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+                       "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+  return 0;
 }
-const bool registered_i8 = bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, 12 * 32 * 2});
+#endif
+const bool registered_i8 =
+    bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, kI8OpsPerIter});
 #elif defined(__ARM_FEATURE_DOTPROD)
 #include <arm_neon.h>
 int i8_loop(std::size_t iters) {
