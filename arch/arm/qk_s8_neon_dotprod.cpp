@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Level neon_dotprod (-march=armv8.2-a+dotprod, aarch64): s8 8x8c4 tile on sdot. Each sdot
-// adds, per int32 lane (one key), the 4 products of 4 dims: exact, one key per lane.
-// 32 q registers: 16 accumulators (8 rows x 2 vectors of 4 keys), 2 panel vectors, 1 broadcast
-// of 4 bytes of Q.
+// Level neon_dotprod (-march=armv8.2-a+dotprod, aarch64): s8 8x8c4 tile on the indexed sdot.
+// Each sdot adds, per int32 lane (one key), the 4 products of 4 dims: exact, one key per lane;
+// its Q operand is one 4-byte lane of a register holding 16 dims of a Q row.
+// 32 q registers, 4 groups a step: 16 accumulators (8 rows x 2 vectors of 4 keys), 8 Q rows of
+// 16 dims, 2 panel vectors of the step's current group.
 #include <arm_neon.h>
 
 #include "tile_s8.hpp"
@@ -31,6 +32,14 @@ struct OpsDot {
     return vreinterpretq_s8_s32(vdupq_n_s32(x));
   }
   static Acc madd(Acc acc, QB q, KV k) noexcept { return vdotq_s32(acc, k, q); }
+  // The indexed sdot (tile_s8.hpp's step of 4 groups): sdot v.4s, k.16b, q.4b[L].
+  static constexpr std::size_t kLaneGroups = 4;
+  using QV = int8x16_t;
+  static QV load_q(const std::int8_t *p) noexcept { return vld1q_s8(p); }
+  template <std::size_t L>
+  static Acc madd_lane(Acc acc, QV q, KV k) noexcept {
+    return vdotq_laneq_s32(acc, k, q, L);
+  }
   template <std::size_t NV>
   static void finish(const Acc (&acc)[NV], std::int32_t *out) noexcept {
     for (std::size_t v = 0; v < NV; ++v) vst1q_s32(out + 4 * v, acc[v]);

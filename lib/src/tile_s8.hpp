@@ -13,6 +13,9 @@
 //   QB bcast(p)                               4 dims of a prepared Q row, for every key
 //   Acc madd(acc, qb, kv)                     acc + the products, in exact int32 arithmetic
 //   finish<NV>(acc, out)                      the NV * kKeysPerVec exact sums, in key order
+//   kLaneGroups = 4, QV load_q(p),            optional (NEON's indexed sdot): 16 dims of a
+//   madd_lane<L>(acc, qv, kv)                 prepared Q row in one load, and the multiply-add
+//                                             of its L-th 4 dims (no broadcast per group)
 //   kBias, panel_sums(panel, groups, nr, sums)  when products are biased (VNNI's Q + 128), the
 //                                             per-key sums of K: the accumulators of a biased
 //                                             level start at -128 * sum(k) (one vector of
@@ -158,6 +161,11 @@ inline void store_row(const std::int32_t *out, std::size_t cols, float qs, const
   }
 }
 
+template <class Ops, class = void>
+struct HasLaneQ : std::false_type {};
+template <class Ops>
+struct HasLaneQ<Ops, std::void_t<decltype(Ops::kLaneGroups)>> : std::true_type {};
+
 // MR x cols block of S from `rows` <= MR raw Q rows and ceil(cols / NR) packed panels, each
 // following the last (panel p at p * NR * groups * 4 bytes, its sums and key scales at p * NR;
 // the last panel may hold fewer than NR keys). Q is prepared once for all of them.
@@ -166,6 +174,7 @@ inline void store_row(const std::int32_t *out, std::size_t cols, float qs, const
 //   acc[i][v]  MR*NV accumulators: row i, keys v*KPV ... v*KPV + KPV - 1
 //   kv[v]      NV panel vectors: KPV keys x 4 dims at group g
 //   qb         one broadcast of 4 dims of prepared Q row i
+//   (Ops with kLaneGroups: qv[i], MR vectors of 16 dims of Q, for 4 groups; kv[v] per group)
 // Sums are exact in int32 (|sum| <= 128^2 * ATTNSCORE_S8_MAX_D < 2^31; wrapping intermediates,
 // as VNNI's biased ones, come back in range), so the order of the adds does not matter: every
 // level and every path gives the same integers, and the float epilogue
@@ -195,7 +204,31 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
     Acc acc[MR][NV];
     for (std::size_t i = 0; i < MR; ++i)
       for (std::size_t v = 0; v < NV; ++v) acc[i][v] = start[v];
-    for (std::size_t g = 0; g < groups; ++g) {
+    std::size_t g = 0;
+    if constexpr (HasLaneQ<Ops>::value) {
+      // 4 groups a step: each Q row loaded once, each group's 4 dims taken by lane, so no
+      // broadcast (a load and a dup) per row and group; each lane's multiply-adds reach all
+      // MR * NV accumulators before the next lane's (independent chains for in-order cores).
+      static_assert(Ops::kLaneGroups == 4, "a step of 4 groups");
+      for (; g + 4 <= groups; g += 4) {
+        typename Ops::QV qv[MR];
+        for (std::size_t i = 0; i < MR; ++i) qv[i] = Ops::load_q(qp[i] + 4 * g);
+        const auto lane = [&](auto l) {
+          constexpr std::size_t L = decltype(l)::value;
+          typename Ops::KV kv[NV];
+          for (std::size_t v = 0; v < NV; ++v)
+            kv[v] = Ops::load_k(panel + ((g + L) * NR + v * KPV) * 4);
+          for (std::size_t i = 0; i < MR; ++i)
+            for (std::size_t v = 0; v < NV; ++v)
+              acc[i][v] = Ops::template madd_lane<L>(acc[i][v], qv[i], kv[v]);
+        };
+        lane(std::integral_constant<std::size_t, 0>{});
+        lane(std::integral_constant<std::size_t, 1>{});
+        lane(std::integral_constant<std::size_t, 2>{});
+        lane(std::integral_constant<std::size_t, 3>{});
+      }
+    }
+    for (; g < groups; ++g) {
       typename Ops::KV kv[NV];
       for (std::size_t v = 0; v < NV; ++v) kv[v] = Ops::load_k(panel + (g * NR + v * KPV) * 4);
       for (std::size_t i = 0; i < MR; ++i) {
