@@ -48,10 +48,10 @@ float read_sum(const float *p, std::size_t n) {
 #endif
 
 // The int8 dot-product peak: independent chains of the level's widest int8 multiply-add
-// (vpdpbusd zmm: 64 MACs; ymm: 32; sdot: 16 MACs), as the s8 kernels use it. On x86 a step is
-// one asm block on fixed registers: GCC 12 kept an intrinsic loop's accumulators on the stack
-// or copied each through a second register, and 12 chains do not cover Zen 5's latency: that
-// probe read 3-12% under this one, and under what the s8 kernel's own inner loop reaches.
+// (vpdpbusd zmm: 64 MACs; ymm: 32; smmla: 32; sdot: 16), as the s8 kernels use it. On x86 a
+// step is one asm block on fixed registers: GCC 12 kept an intrinsic loop's accumulators on the
+// stack or copied each through a second register, and 12 chains do not cover Zen 5's latency:
+// that probe read 3-12% under this one, and under what the s8 kernel's own inner loop reaches.
 #if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
 #include <immintrin.h>
 #define ATTNSCORE_DP4(a, b, c, d) ATTNSCORE_DP(a) ATTNSCORE_DP(b) ATTNSCORE_DP(c) ATTNSCORE_DP(d)
@@ -92,18 +92,28 @@ const bool registered_i8 =
     bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, kI8OpsPerIter});
 #elif defined(__ARM_FEATURE_DOTPROD)
 #include <arm_neon.h>
+// smmla where the level has it (32 products an instruction, as the neon_i8mm kernel uses it),
+// else sdot (16).
+#if defined(__ARM_FEATURE_MATMUL_INT8)
+constexpr int kI8Macs = 32;
+int32x4_t i8_madd(int32x4_t acc, int8x16_t a, int8x16_t b) { return vmmlaq_s32(acc, a, b); }
+#else
+constexpr int kI8Macs = 16;
+int32x4_t i8_madd(int32x4_t acc, int8x16_t a, int8x16_t b) { return vdotq_s32(acc, a, b); }
+#endif
 int i8_loop(std::size_t iters) {
   constexpr int kChains = 12;
   int32x4_t acc[kChains];
   for (int c = 0; c < kChains; ++c) acc[c] = vdupq_n_s32(c);
   const int8x16_t a = vdupq_n_s8(3), b = vdupq_n_s8(-5);
   for (std::size_t i = 0; i < iters; ++i)
-    for (int c = 0; c < kChains; ++c) acc[c] = vdotq_s32(acc[c], a, b);
+    for (int c = 0; c < kChains; ++c) acc[c] = i8_madd(acc[c], a, b);
   int32x4_t sum = acc[0];
   for (int c = 1; c < kChains; ++c) sum = vaddq_s32(sum, acc[c]);
   return vgetq_lane_s32(sum, 0);
 }
-const bool registered_i8 = bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, 12 * 16 * 2});
+const bool registered_i8 =
+    bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, 12 * kI8Macs * 2});
 #endif
 
 #ifdef ATTNSCORE_PROBE_F32
