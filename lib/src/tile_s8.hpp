@@ -13,9 +13,9 @@
 //   QB bcast(p)                               4 dims of a prepared Q row, for every key
 //   Acc madd(acc, qb, kv)                     acc + the products, in exact int32 arithmetic
 //   finish<NV>(acc, out)                      the NV * kKeysPerVec exact sums, in key order
-//   kLaneGroups = 4, QV load_q(p),            optional (NEON's indexed sdot): 16 dims of a
-//   madd_lane<L>(acc, qv, kv)                 prepared Q row in one load, and the multiply-add
-//                                             of its L-th 4 dims (no broadcast per group)
+//   kLaneGroups, QV load_q(p),                optional (NEON's indexed sdot): kLaneGroups * 4
+//   madd_lane<L>(acc, qv, kv)                 dims of a prepared Q row in one load, and the
+//                                             multiply-add of its L-th 4 (no broadcast per group)
 //   kBias, panel_sums(panel, groups, nr, sums)  when products are biased (VNNI's Q + 128), the
 //                                             per-key sums of K: the accumulators of a biased
 //                                             level start at -128 * sum(k) (one vector of
@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels.h"
@@ -161,6 +162,12 @@ inline void store_row(const std::int32_t *out, std::size_t cols, float qs, const
   }
 }
 
+// f(integral_constant<L>) for each L of the sequence, in order.
+template <class F, std::size_t... L>
+inline void each_lane(const F &f, std::index_sequence<L...>) noexcept {
+  (f(std::integral_constant<std::size_t, L>{}), ...);
+}
+
 template <class Ops, class = void>
 struct HasLaneQ : std::false_type {};
 template <class Ops>
@@ -174,7 +181,7 @@ struct HasLaneQ<Ops, std::void_t<decltype(Ops::kLaneGroups)>> : std::true_type {
 //   acc[i][v]  MR*NV accumulators: row i, keys v*KPV ... v*KPV + KPV - 1
 //   kv[v]      NV panel vectors: KPV keys x 4 dims at group g
 //   qb         one broadcast of 4 dims of prepared Q row i
-//   (Ops with kLaneGroups: qv[i], MR vectors of 16 dims of Q, for 4 groups; kv[v] per group)
+//   (Ops with kLaneGroups: qv[i], MR vectors of Q for kLaneGroups groups; kv[v] per group)
 // Sums are exact in int32 (|sum| <= 128^2 * ATTNSCORE_S8_MAX_D < 2^31; wrapping intermediates,
 // as VNNI's biased ones, come back in range), so the order of the adds does not matter: every
 // level and every path gives the same integers, and the float epilogue
@@ -206,11 +213,11 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
       for (std::size_t v = 0; v < NV; ++v) acc[i][v] = start[v];
     std::size_t g = 0;
     if constexpr (HasLaneQ<Ops>::value) {
-      // 4 groups a step: each Q row loaded once, each group's 4 dims taken by lane, so no
+      // LG groups a step: each Q row loaded once, each group's 4 dims taken by lane, so no
       // broadcast (a load and a dup) per row and group; each lane's multiply-adds reach all
       // MR * NV accumulators before the next lane's (independent chains for in-order cores).
-      static_assert(Ops::kLaneGroups == 4, "a step of 4 groups");
-      for (; g + 4 <= groups; g += 4) {
+      constexpr std::size_t LG = Ops::kLaneGroups;
+      for (; g + LG <= groups; g += LG) {
         typename Ops::QV qv[MR];
         for (std::size_t i = 0; i < MR; ++i) qv[i] = Ops::load_q(qp[i] + 4 * g);
         const auto lane = [&](auto l) {
@@ -222,10 +229,7 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
             for (std::size_t v = 0; v < NV; ++v)
               acc[i][v] = Ops::template madd_lane<L>(acc[i][v], qv[i], kv[v]);
         };
-        lane(std::integral_constant<std::size_t, 0>{});
-        lane(std::integral_constant<std::size_t, 1>{});
-        lane(std::integral_constant<std::size_t, 2>{});
-        lane(std::integral_constant<std::size_t, 3>{});
+        each_lane(lane, std::make_index_sequence<LG>{});
       }
     }
     for (; g < groups; ++g) {
@@ -365,6 +369,8 @@ inline void decode_raw(std::size_t cols, std::size_t d, const std::int8_t *q, co
     for (std::size_t t = 0; t < d; ++t) sum_q += q[t];
   const std::int32_t bias = Ops::kRowBias * sum_q;
   const std::size_t full = d / VB, tail = d % VB;
+  // A row's tail goes through `last`, zeroed once: each copy rewrites only its first `tail` bytes.
+  alignas(64) std::int8_t last[VB] = {};
   // G key rows from `row` on, each into its own accumulator, the rows interleaved so the G chains
   // run side by side (one Q load per step for all).
   const auto rows_madd = [&](auto g, const std::int8_t *row, Acc *acc) {
@@ -374,7 +380,6 @@ inline void decode_raw(std::size_t cols, std::size_t d, const std::int8_t *q, co
       for (std::size_t u = 0; u < G; ++u) acc[u] = Ops::row_madd(acc[u], row + u * ldk + c, qb + c);
     if (tail != 0)
       for (std::size_t u = 0; u < G; ++u) {
-        alignas(64) std::int8_t last[VB] = {};
         std::memcpy(last, row + u * ldk + full * VB, tail);
         acc[u] = Ops::row_madd(acc[u], last, qb + full * VB);
       }
