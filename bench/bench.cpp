@@ -33,11 +33,12 @@ std::vector<Probe> &probes() {
   return list;
 }
 
-std::map<int, double> g_peak;        // level -> measured FMA GFLOP/s
-std::map<int, double> g_peak_i8;     // level -> measured int8 dot-product GOPS
-std::map<std::size_t, double> g_bw;  // K bytes -> measured GB/s reading that much, hot
-double g_dram_bw = 0;                // GB/s reading the cold pool
-double g_dram_bw2 = 0;               // the same with two threads, each reading its half
+std::map<int, double> g_peak;         // level -> measured FMA GFLOP/s
+std::map<int, double> g_peak_i8;      // level -> measured int8 dot-product GOPS
+std::map<std::size_t, double> g_bw;   // K bytes -> measured GB/s reading that much, hot
+std::map<std::size_t, double> g_wbw;  // S bytes -> measured GB/s writing that much
+double g_dram_bw = 0;                 // GB/s reading the cold pool
+double g_dram_bw2 = 0;                // the same with two threads, each reading its half
 
 // Whether the bench may start threads: ATTNSCORE_BENCH_NO_THREADS leaves out the two-thread
 // probe and the threads: rows (qemu-user 7.2 cannot start an ARM guest's threads here).
@@ -82,6 +83,27 @@ double measure_read(const Probe &p, const std::vector<float> &buf, std::size_t b
   const std::size_t n = bytes / sizeof(float), copies = buf.size() / n;
   return best_rate(static_cast<double>(bytes),
                    [&](std::size_t i) { return p.read_sum(buf.data() + (i % copies) * n, n); });
+}
+
+// GB/s writing `bytes` (64-byte aligned): the faster of plain and streaming stores.
+double measure_write(const Probe &p, std::size_t bytes) {
+  Buf<float> buf(bytes / sizeof(float), 0.0f);
+  double best = 0;
+  for (auto write : {p.write_plain, p.write_stream})
+    if (write != nullptr)
+      best = std::max(best, best_rate(static_cast<double>(bytes),
+                                      [&](std::size_t) { return write(buf.data(), buf.size()); }));
+  return best;
+}
+
+// %write_bw of a prefill shape: S's bytes per second against the write bandwidth into a buffer
+// of its size. Where it nears 100, writing S bounds the call, whatever the arithmetic.
+void set_write_counter(benchmark::State &state, const Shape &sh) {
+  using C = benchmark::Counter;
+  const std::size_t bytes = sh.n_q * sh.n_k * sizeof(float);
+  if (!sh.decode() && g_wbw.count(bytes))
+    state.counters["%write_bw"] =
+        C(static_cast<double>(bytes) * 1e-9 / g_wbw[bytes] * 100, C::kIsIterationInvariantRate);
 }
 
 }  // namespace
@@ -139,6 +161,7 @@ void set_counters(benchmark::State &state, const Shape &sh, int level) {
     if (bw > 0)
       state.counters["%bw"] = C(sh.k_bytes() * 1e-9 / bw * 100, C::kIsIterationInvariantRate);
   }
+  set_write_counter(state, sh);
 }
 
 void set_counters_s8(benchmark::State &state, const Shape &sh, int level) {
@@ -154,6 +177,7 @@ void set_counters_s8(benchmark::State &state, const Shape &sh, int level) {
     state.counters["%peak_i8"] =
         C(sh.flops() * 1e-9 / g_peak_i8[level] * 100, C::kIsIterationInvariantRate);
   }
+  set_write_counter(state, sh);
 }
 
 }  // namespace bench
@@ -498,6 +522,15 @@ void measure_limits() {
           benchmark::AddCustomContext(key, value);
         }
       }
+  for (const auto &qk : bench::kQK) {
+    const std::size_t bytes = qk[0] * qk[1] * sizeof(float);
+    if (qk[0] == 1 || bench::g_wbw.count(bytes)) continue;
+    bench::g_wbw[bytes] = bench::measure_write(*best, bytes);
+    char key[64], value[32];
+    std::snprintf(key, sizeof key, "write_gbps_%zuKiB", bytes >> 10);
+    std::snprintf(value, sizeof value, "%.1f", bench::g_wbw[bytes]);
+    benchmark::AddCustomContext(key, value);
+  }
   bench::g_dram_bw = bench::measure_read(*best, pool, std::size_t{64} << 20);
   char value[32];
   std::snprintf(value, sizeof value, "%.1f", bench::g_dram_bw);

@@ -86,6 +86,8 @@ struct Probe {
   float (*fma_loop)(std::size_t iters);              // iters steps of the FMA peak loop
   double flops_per_iter;                             // floating-point operations per step
   float (*read_sum)(const float *p, std::size_t n);  // streams n floats (64-byte aligned)
+  float (*write_plain)(float *p, std::size_t n);     // writes them, plain stores
+  float (*write_stream)(float *p, std::size_t n);    // streaming stores, or null
 };
 bool register_probe(const Probe &probe);
 
@@ -100,11 +102,12 @@ bool register_probe_i8(const ProbeI8 &probe);
 
 // Rate counters for a benchmark of `sh` at `level` (-1: an anchor, judged against the best
 // level): GFLOP and K_GB per second, and the percentage of the limit, %peak (prefill: the FMA
-// peak of the level) or %bw (decode: the read bandwidth of the memory holding K).
+// peak of the level) or %bw (decode: the read bandwidth of the memory holding K), and for
+// prefill %write_bw: S's bytes against the write bandwidth into a buffer of S's size.
 void set_counters(benchmark::State &state, const Shape &sh, int level);
 
 // The same for the int8 rows (int8 GOP/s; %peak_i8 of the level, or of the best level for
-// level -1, an anchor; %bw for cold decode).
+// level -1, an anchor; %bw for cold decode; %write_bw for prefill).
 void set_counters_s8(benchmark::State &state, const Shape &sh, int level);
 
 // Registers the Eigen anchor for a shape (anchor_eigen.cpp); false where Eigen was not found.

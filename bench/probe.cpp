@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The limits the benchmark measures ours against, in the same binary: the FMA peak of one core
-// at a level, and the read bandwidth of the memory level that holds a buffer. Compiled once per
-// level with that level's flags (ATTNSCORE_PROBE_LEVEL), so xsimd::default_arch is its widest arch.
+// at a level, and the read and write bandwidth of the memory level that holds a buffer. Compiled
+// once per level with that level's flags (ATTNSCORE_PROBE_LEVEL), so xsimd::default_arch is its
+// widest arch.
 #include <xsimd/xsimd.hpp>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
 
 #include "attnscore/attnscore.h"
 #include "bench.hpp"
@@ -45,6 +51,34 @@ float read_sum(const float *p, std::size_t n) {
   }
   return xsimd::hadd(s0 + s1 + s2 + s3);
 }
+
+// Writes n floats (n a multiple of W, 64-byte aligned) with plain vector stores, as the kernels
+// write S: each line is read for ownership before it is written.
+float write_plain(float *p, std::size_t n) {
+  const B v(1.0f);
+  for (std::size_t i = 0; i < n; i += B::size) v.store_aligned(p + i);
+  return 0.0f;
+}
+
+// The same with streaming stores where the level has them (no read for ownership), else null:
+// the write limit is the faster of the two.
+#if defined(__SSE2__)
+float write_stream(float *p, std::size_t n) {
+  for (std::size_t i = 0; i < n; i += B::size) {
+#if defined(__AVX512F__)
+    _mm512_stream_ps(p + i, _mm512_set1_ps(1.0f));
+#elif defined(__AVX__)
+    _mm256_stream_ps(p + i, _mm256_set1_ps(1.0f));
+#else
+    _mm_stream_ps(p + i, _mm_set1_ps(1.0f));
+#endif
+  }
+  _mm_sfence();
+  return 0.0f;
+}
+#else
+constexpr float (*write_stream)(float *, std::size_t) = nullptr;
+#endif
 #endif
 
 // The int8 dot-product peak: independent chains of the level's widest int8 multiply-add
@@ -53,7 +87,6 @@ float read_sum(const float *p, std::size_t n) {
 // stack or copied each through a second register, and 12 chains do not cover Zen 5's latency:
 // that probe read 3-12% under this one, and under what the s8 kernel's own inner loop reaches.
 #if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
-#include <immintrin.h>
 #define ATTNSCORE_DP4(a, b, c, d) ATTNSCORE_DP(a) ATTNSCORE_DP(b) ATTNSCORE_DP(c) ATTNSCORE_DP(d)
 #if defined(__AVX512VNNI__)
 // 24 chains in zmm2-25, the operands in two more.
@@ -91,7 +124,6 @@ int i8_loop(std::size_t iters) {
 const bool registered_i8 =
     bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, kI8OpsPerIter});
 #elif defined(__ARM_FEATURE_DOTPROD)
-#include <arm_neon.h>
 // smmla where the level has it (32 products an instruction, as the neon_i8mm kernel uses it),
 // else sdot (16).
 #if defined(__ARM_FEATURE_MATMUL_INT8)
@@ -117,8 +149,8 @@ const bool registered_i8 =
 #endif
 
 #ifdef ATTNSCORE_PROBE_F32
-const bool registered =
-    bench::register_probe({ATTNSCORE_PROBE_LEVEL, fma_loop, peak_flops_per_iter(), read_sum});
+const bool registered = bench::register_probe(
+    {ATTNSCORE_PROBE_LEVEL, fma_loop, peak_flops_per_iter(), read_sum, write_plain, write_stream});
 #endif
 
 }  // namespace
