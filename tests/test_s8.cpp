@@ -210,6 +210,21 @@ TEST_CASE("s8 bad input: its own status, nothing written", "[api][errors][s8]") 
     CHECK(st == c.want);
     CHECK(std::memcmp(s.data(), s0.data(), s.size() * sizeof(float)) == 0);
   }
+  // One bad scale at any place among many, per key and per row (the check reads them by
+  // vectors, then a tail).
+  for (const float bad : {kNaN, inf, -inf, sub, -sub}) {
+    for (std::size_t at = 0; at < 61; ++at) {
+      CAPTURE(bad, at);
+      std::vector<float> scales(61, 1.0f);
+      scales[at] = bad;
+      std::copy(s0.begin(), s0.end(), s.begin());
+      CHECK(attnscore_scores_s8(1, 61, 1, Q, 1, &one, 1, K, 1, scales.data(), 61, S, 61, 0.0f) ==
+            ATTNSCORE_ERR_BAD_QUANT_SCALE);
+      CHECK(attnscore_scores_s8(61, 1, 1, Q, 1, scales.data(), 61, K, 1, &one, 1, S, 1, 0.0f) ==
+            ATTNSCORE_ERR_BAD_QUANT_SCALE);
+      CHECK(std::memcmp(s.data(), s0.data(), s.size() * sizeof(float)) == 0);
+    }
+  }
   // A zero scale (an all-zero row quantizes to it) is a value, not an error.
   const float zero = 0.0f;
   REQUIRE(attnscore_scores_s8(1, 1, 2, Q, 2, &zero, 1, K, 2, &one, 1, S, 1, 0.0f) == ATTNSCORE_OK);

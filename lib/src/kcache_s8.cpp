@@ -111,8 +111,7 @@ attnscore_status attnscore_kcache_s8_append(attnscore_kcache_s8 *cache, size_t n
   if (overlaps(k, k_bytes, cache, cache_end - cache_begin) ||
       overlaps(k_scale, ks_bytes, cache, cache_end - cache_begin))
     return ATTNSCORE_ERR_OVERLAP;
-  for (std::size_t i = 0; i < n; ++i)
-    if (!scale_ok(k_scale[i])) return ATTNSCORE_ERR_BAD_QUANT_SCALE;
+  if (!scales_ok(k_scale, n)) return ATTNSCORE_ERR_BAD_QUANT_SCALE;
   const std::size_t used_panels = cache->size / nr + (cache->size % nr != 0);
   // Panels are zeroed as they are started: padding keys and dims are 0, sums and scales too.
   std::memset(cache->panels + used_panels * cache->panel_bytes, 0,
@@ -174,8 +173,7 @@ attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t 
   if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, q_scale, qs_bytes) ||
       overlaps(s, s_bytes, cache, cache_end - cache_begin))
     return ATTNSCORE_ERR_OVERLAP;
-  for (std::size_t i = 0; i < q_scale_count; ++i)
-    if (!scale_ok(q_scale[i])) return ATTNSCORE_ERR_BAD_QUANT_SCALE;
+  if (!scales_ok(q_scale, q_scale_count)) return ATTNSCORE_ERR_BAD_QUANT_SCALE;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
   const std::size_t q_step = q_scale_count == 1 ? 0 : 1;
   float qs[kS8MaxMR];

@@ -7,18 +7,6 @@
 using namespace attnscore;
 
 #if ATTNSCORE_HAVE_S8
-namespace {
-
-// Every value finite and not subnormal (zero is allowed: an all-zero row quantizes to scale 0).
-// Judged by bits, as the f32 scale: under the caller's DAZ a compare would see subnormals as 0.
-bool scales_ok(const float *v, std::size_t n) noexcept {
-  for (std::size_t i = 0; i < n; ++i)
-    if (!scale_ok(v[i])) return false;
-  return true;
-}
-
-}  // namespace
-
 namespace attnscore {
 
 attnscore_status check_s8(std::size_t n_q, std::size_t n_k, std::size_t d, const std::int8_t *q,
