@@ -17,8 +17,9 @@ namespace attnscore {
 
 // Kernel flags for calls on a chunk of d: kAccumulate starts from the partial sums the previous
 // chunk left in S (instead of 0); kFinal applies the scale at the store (otherwise the raw sums
-// are stored for the next chunk).
-constexpr unsigned kAccumulate = 1, kFinal = 2;
+// are stored for the next chunk). kStream (s8): the panels stream from memory (the key cache,
+// read once per call), so the kernel prefetches ahead of them.
+constexpr unsigned kAccumulate = 1, kFinal = 2, kStream = 4;
 
 // Uniform f32 kernel, in two shapes that sum every element in the same order (so any block of
 // S gives the same bits whichever shape computed it):

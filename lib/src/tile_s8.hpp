@@ -138,7 +138,7 @@ inline void store_row(const std::int32_t *out, std::size_t cols, float qs, const
   using I = xsimd::batch<std::int32_t, Arch>;
   constexpr std::size_t W = I::size;
   const F qsi(qs);
-  if (cols == NR && flags == kFinal) {  // the common case: straight to S
+  if (cols == NR && (flags & (kAccumulate | kFinal)) == kFinal) {  // the common case: to S
     for (std::size_t w = 0; w < NR; w += W)
       (to_f32(I::load_aligned(out + w)) * (qsi * F::load_unaligned(ks + w)))
           .store_unaligned(dst + w);
@@ -203,6 +203,16 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
   alignas(64) typename Ops::Qe qp[MR][kS8Chunk];
   for (std::size_t i = 0; i < MR; ++i) Ops::prep_q(q + (i < rows ? i : rows - 1) * ldq, d, qp[i]);
 
+  // Under kStream, the lines kStreamAhead panels ahead are prefetched as each group is read
+  // (integers: a pointer past the panels is never formed).
+  constexpr std::size_t kStreamAhead = 2;
+  const std::uintptr_t ahead = flags & kStream ? kStreamAhead * NR * groups * 4 : 0;
+  const auto prefetch = [&](std::size_t g) {
+    if (ahead != 0)
+      for (std::size_t c = 0; c < NR * 4; c += 64)
+        __builtin_prefetch(reinterpret_cast<const void *>(reinterpret_cast<std::uintptr_t>(panel) +
+                                                          ahead + g * NR * 4 + c));
+  };
   for (std::size_t j = 0; j < cols; j += NR, panel += NR * groups * 4) {
     const std::size_t cj = cols - j < NR ? cols - j : NR;
     Acc start[NV];
@@ -222,6 +232,7 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
         for (std::size_t i = 0; i < MR; ++i) qv[i] = Ops::load_q(qp[i] + 4 * g);
         const auto lane = [&](auto l) {
           constexpr std::size_t L = decltype(l)::value;
+          prefetch(g + L);
           typename Ops::KV kv[NV];
           for (std::size_t v = 0; v < NV; ++v)
             kv[v] = Ops::load_k(panel + ((g + L) * NR + v * KPV) * 4);
@@ -233,6 +244,7 @@ inline void qk_s8_panel(std::size_t rows, std::size_t cols, std::size_t d, const
       }
     }
     for (; g < groups; ++g) {
+      prefetch(g);
       typename Ops::KV kv[NV];
       for (std::size_t v = 0; v < NV; ++v) kv[v] = Ops::load_k(panel + (g * NR + v * KPV) * 4);
       for (std::size_t i = 0; i < MR; ++i) {
