@@ -203,30 +203,52 @@ void bm_attnscore(benchmark::State &state, attnscore_level level, bench::Shape s
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
 }
 
+// Builds `copies` key caches of `bytes` each in `mem`, cache c by build(memory, c, &cache) (true
+// when it is ready); skips the benchmark when one cannot be built.
+template <class Cache, class Build>
+bool make_caches(benchmark::State &state, std::size_t copies, std::size_t bytes,
+                 bench::Buf<unsigned char> &mem, std::vector<Cache *> &caches, Build build) {
+  mem.resize(copies * bytes);
+  caches.resize(copies);
+  for (std::size_t c = 0; c < copies; ++c)
+    if (!build(mem.data() + c * bytes, c, &caches[c])) {
+      state.SkipWithError("cannot build the key cache");
+      return false;
+    }
+  return true;
+}
+
+// The timed loop: call(i) for the i-th iteration, its status checked, its output `out` kept.
+template <class Call>
+void time_calls(benchmark::State &state, const float *out, Call call) {
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const attnscore_status st = call(i++);
+    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
+    benchmark::DoNotOptimize(out);
+    benchmark::ClobberMemory();
+  }
+}
+
 // Decode through the packed key cache (a pool of caches for cold runs), at one level.
 void bm_kcache(benchmark::State &state, attnscore_level level, bench::Shape sh) {
   attnscore_set_max_level(level);
   bench::Data data(sh);
+  bench::Buf<unsigned char> mem;
+  std::vector<attnscore_kcache_f32 *> caches;
   const std::size_t bytes = attnscore_kcache_f32_bytes(sh.n_k, sh.d);
-  std::vector<unsigned char> mem(bytes * data.copies);
-  std::vector<attnscore_kcache_f32 *> caches(data.copies);
-  for (std::size_t c = 0; c < data.copies; ++c) {
-    if (attnscore_kcache_f32_init(mem.data() + c * bytes, bytes, sh.n_k, sh.d, &caches[c]) !=
-            ATTNSCORE_OK ||
-        attnscore_kcache_f32_append(caches[c], sh.n_k, data.k_at(c), sh.d) != ATTNSCORE_OK) {
-      state.SkipWithError("cannot build the key cache");
-      return;
-    }
-  }
+  if (!make_caches(
+          state, data.copies, bytes, mem, caches,
+          [&](void *m, std::size_t c, attnscore_kcache_f32 **cache) {
+            return attnscore_kcache_f32_init(m, bytes, sh.n_k, sh.d, cache) == ATTNSCORE_OK &&
+                   attnscore_kcache_f32_append(*cache, sh.n_k, data.k_at(c), sh.d) == ATTNSCORE_OK;
+          }))
+    return;
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
-  std::size_t i = 0;
-  for (auto _ : state) {
-    const attnscore_status st = attnscore_scores_f32_kcache(
-        sh.n_q, data.q.data(), sh.d, caches[i++ % caches.size()], data.s.data(), sh.n_k, 0.0f);
-    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
-    benchmark::DoNotOptimize(data.s.data());
-    benchmark::ClobberMemory();
-  }
+  time_calls(state, data.s.data(), [&](std::size_t i) {
+    return attnscore_scores_f32_kcache(sh.n_q, data.q.data(), sh.d, caches[i % caches.size()],
+                                       data.s.data(), sh.n_k, 0.0f);
+  });
   bench::set_counters(state, sh, level);
 }
 
@@ -284,26 +306,21 @@ void bm_attnscore_f16(benchmark::State &state, attnscore_level level, bench::Sha
 void bm_kcache_f16(benchmark::State &state, attnscore_level level, bench::Shape sh) {
   attnscore_set_max_level(level);
   bench::DataF16 data(sh);
+  bench::Buf<unsigned char> mem;
+  std::vector<attnscore_kcache_f16 *> caches;
   const std::size_t bytes = attnscore_kcache_f16_bytes(sh.n_k, sh.d);
-  std::vector<unsigned char> mem(bytes * data.copies);
-  std::vector<attnscore_kcache_f16 *> caches(data.copies);
-  for (std::size_t c = 0; c < data.copies; ++c) {
-    if (attnscore_kcache_f16_init(mem.data() + c * bytes, bytes, sh.n_k, sh.d, &caches[c]) !=
-            ATTNSCORE_OK ||
-        attnscore_kcache_f16_append(caches[c], sh.n_k, data.k_at(c), sh.d) != ATTNSCORE_OK) {
-      state.SkipWithError("cannot build the f16 key cache");
-      return;
-    }
-  }
+  if (!make_caches(
+          state, data.copies, bytes, mem, caches,
+          [&](void *m, std::size_t c, attnscore_kcache_f16 **cache) {
+            return attnscore_kcache_f16_init(m, bytes, sh.n_k, sh.d, cache) == ATTNSCORE_OK &&
+                   attnscore_kcache_f16_append(*cache, sh.n_k, data.k_at(c), sh.d) == ATTNSCORE_OK;
+          }))
+    return;
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
-  std::size_t i = 0;
-  for (auto _ : state) {
-    const attnscore_status st = attnscore_scores_f16_kcache(
-        sh.n_q, data.q.data(), sh.d, caches[i++ % caches.size()], data.s.data(), sh.n_k, 0.0f);
-    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
-    benchmark::DoNotOptimize(data.s.data());
-    benchmark::ClobberMemory();
-  }
+  time_calls(state, data.s.data(), [&](std::size_t i) {
+    return attnscore_scores_f16_kcache(sh.n_q, data.q.data(), sh.d, caches[i % caches.size()],
+                                       data.s.data(), sh.n_k, 0.0f);
+  });
   bench::set_counters(state, sh, level);
 }
 
@@ -335,6 +352,40 @@ void bm_s8(benchmark::State &state, attnscore_level level, bench::Shape sh) {
   }
   bench::set_counters_s8(state, sh, attnscore_kernel_level(ATTNSCORE_DTYPE_S8));
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+}
+
+// Decode through the packed int8 key cache (a pool of caches for cold runs) at one level, for
+// `group` query rows at once: 1, or the query heads of one KV head under grouped-query attention
+// (each cached key read once for all of them). K_GB and %bw count the cache's int8 keys.
+void bm_kcache_s8(benchmark::State &state, attnscore_level level, bench::Shape sh,
+                  std::size_t group) {
+  attnscore_set_max_level(level);
+  const std::size_t bytes = attnscore_kcache_s8_bytes(sh.n_k, sh.d);
+  const std::size_t copies = sh.cold ? std::max<std::size_t>(2, bench::kColdPoolBytes / bytes) : 1;
+  bench::Buf<unsigned char> mem;
+  bench::Buf<std::int8_t> q(group * sh.d), k(sh.n_k * sh.d);
+  bench::Buf<float> qs(group, 0.01f), ks(sh.n_k, 0.02f), s(group * sh.n_k);
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int> v(-128, 127);
+  for (auto &x : q) x = static_cast<std::int8_t>(v(rng));
+  for (auto &x : k) x = static_cast<std::int8_t>(v(rng));
+  std::vector<attnscore_kcache_s8 *> caches;
+  if (!make_caches(state, copies, bytes, mem, caches,
+                   [&](void *m, std::size_t, attnscore_kcache_s8 **cache) {
+                     return attnscore_kcache_s8_init(m, bytes, sh.n_k, sh.d, cache) ==
+                                ATTNSCORE_OK &&
+                            attnscore_kcache_s8_append(*cache, sh.n_k, k.data(), sh.d, ks.data()) ==
+                                ATTNSCORE_OK;
+                   }))
+    return;
+  attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+  time_calls(state, s.data(), [&](std::size_t i) {
+    return attnscore_scores_s8_kcache(group, q.data(), sh.d, qs.data(), group, caches[i % copies],
+                                      s.data(), sh.n_k, 0.0f);
+  });
+  bench::set_counters_s8(state, sh, level);
+  state.counters["GOP"] = benchmark::Counter(static_cast<double>(group) * sh.flops() * 1e-9,
+                                             benchmark::Counter::kIsIterationInvariantRate);
 }
 
 #ifdef ATTNSCORE_BENCH_OPENBLAS
@@ -644,6 +695,14 @@ int main(int argc, char **argv) {
             benchmark::RegisterBenchmark((std::string(s8) + "/" + sh.name()).c_str(), bm_s8, level,
                                          sh)
                 ->Unit(benchmark::kMicrosecond);
+          // The key cache, for one query row and for a group of 4 (grouped-query decode).
+          if (own && sh.decode())
+            for (std::size_t group : {1, 4})
+              benchmark::RegisterBenchmark(
+                  ((group == 1 ? "kcache:" : "kcache_g4:") + std::string(s8) + "/" + sh.name())
+                      .c_str(),
+                  bm_kcache_s8, level, sh, group)
+                  ->Unit(benchmark::kMicrosecond);
         }
 #ifdef ATTNSCORE_BENCH_OPENBLAS
         benchmark::RegisterBenchmark(

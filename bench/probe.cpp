@@ -84,7 +84,7 @@ constexpr float (*write_stream)(float *, std::size_t) = nullptr;
 // The int8 dot-product peak: independent chains of the level's widest int8 multiply-add
 // (vpdpbusd zmm: 64 MACs; ymm: 32; smmla: 32; sdot: 16), as the s8 kernels use it. On x86 a
 // step is one asm block on fixed registers: GCC 12 kept an intrinsic loop's accumulators on the
-// stack or copied each through a second register, and 12 chains do not cover Zen 5's latency:
+// stack or copied each through a second register, and 12 chains left no margin over the latency:
 // that probe read 3-12% under this one, and under what the s8 kernel's own inner loop reaches.
 #if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
 #define ATTNSCORE_DP4(a, b, c, d) ATTNSCORE_DP(a) ATTNSCORE_DP(b) ATTNSCORE_DP(c) ATTNSCORE_DP(d)
