@@ -128,8 +128,11 @@ void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_
       for (std::size_t p = 0; p < np; ++p) {
         const std::size_t j = j0 + p * nr, cols = n_k - j < nr ? n_k - j : nr;
         kernel.pack(cols, dc, k + j * ldk + t, ldk, block + p * panel_bytes, sums + p * nr);
-        for (std::size_t jj = 0; jj < nr; ++jj)
-          ks[p * nr + jj] = jj < cols ? k_scale[(j + jj) * k_step] : 0.0f;
+        if (k_step != 0 && cols == nr)  // per-key scales of a whole panel: one copy
+          std::memcpy(ks + p * nr, k_scale + j, nr * sizeof(float));
+        else
+          for (std::size_t jj = 0; jj < nr; ++jj)
+            ks[p * nr + jj] = jj < cols ? k_scale[(j + jj) * k_step] : 0.0f;
       }
       for (std::size_t i = 0; i < n_q; i += kernel.mr) {
         const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
