@@ -230,24 +230,47 @@ void time_calls(benchmark::State &state, const float *out, Call call) {
   }
 }
 
-// Decode through the packed key cache (a pool of caches for cold runs), at one level.
+// The f32 and f16 key caches' calls and data, by the element type of Q and K.
+template <class E>
+struct KcacheApi;
+template <>
+struct KcacheApi<float> {
+  using Data = bench::Data;
+  using Cache = attnscore_kcache_f32;
+  static constexpr auto bytes = &attnscore_kcache_f32_bytes;
+  static constexpr auto init = &attnscore_kcache_f32_init;
+  static constexpr auto append = &attnscore_kcache_f32_append;
+  static constexpr auto scores = &attnscore_scores_f32_kcache;
+};
+template <>
+struct KcacheApi<std::uint16_t> {
+  using Data = bench::DataF16;
+  using Cache = attnscore_kcache_f16;
+  static constexpr auto bytes = &attnscore_kcache_f16_bytes;
+  static constexpr auto init = &attnscore_kcache_f16_init;
+  static constexpr auto append = &attnscore_kcache_f16_append;
+  static constexpr auto scores = &attnscore_scores_f16_kcache;
+};
+
+// Decode through the packed f32 or f16 key cache (a pool of caches for cold runs), at one level.
+template <class E>
 void bm_kcache(benchmark::State &state, attnscore_level level, bench::Shape sh) {
+  using Api = KcacheApi<E>;
   attnscore_set_max_level(level);
-  bench::Data data(sh);
+  typename Api::Data data(sh);
   bench::Buf<unsigned char> mem;
-  std::vector<attnscore_kcache_f32 *> caches;
-  const std::size_t bytes = attnscore_kcache_f32_bytes(sh.n_k, sh.d);
-  if (!make_caches(
-          state, data.copies, bytes, mem, caches,
-          [&](void *m, std::size_t c, attnscore_kcache_f32 **cache) {
-            return attnscore_kcache_f32_init(m, bytes, sh.n_k, sh.d, cache) == ATTNSCORE_OK &&
-                   attnscore_kcache_f32_append(*cache, sh.n_k, data.k_at(c), sh.d) == ATTNSCORE_OK;
-          }))
+  std::vector<typename Api::Cache *> caches;
+  const std::size_t bytes = Api::bytes(sh.n_k, sh.d);
+  if (!make_caches(state, data.copies, bytes, mem, caches,
+                   [&](void *m, std::size_t c, typename Api::Cache **cache) {
+                     return Api::init(m, bytes, sh.n_k, sh.d, cache) == ATTNSCORE_OK &&
+                            Api::append(*cache, sh.n_k, data.k_at(c), sh.d) == ATTNSCORE_OK;
+                   }))
     return;
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
   time_calls(state, data.s.data(), [&](std::size_t i) {
-    return attnscore_scores_f32_kcache(sh.n_q, data.q.data(), sh.d, caches[i % caches.size()],
-                                       data.s.data(), sh.n_k, 0.0f);
+    return Api::scores(sh.n_q, data.q.data(), sh.d, caches[i % caches.size()], data.s.data(),
+                       sh.n_k, 0.0f);
   });
   bench::set_counters(state, sh, level);
 }
@@ -301,27 +324,6 @@ void bm_attnscore_f16(benchmark::State &state, attnscore_level level, bench::Sha
   }
   bench::set_counters(state, sh, level);
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
-}
-
-void bm_kcache_f16(benchmark::State &state, attnscore_level level, bench::Shape sh) {
-  attnscore_set_max_level(level);
-  bench::DataF16 data(sh);
-  bench::Buf<unsigned char> mem;
-  std::vector<attnscore_kcache_f16 *> caches;
-  const std::size_t bytes = attnscore_kcache_f16_bytes(sh.n_k, sh.d);
-  if (!make_caches(
-          state, data.copies, bytes, mem, caches,
-          [&](void *m, std::size_t c, attnscore_kcache_f16 **cache) {
-            return attnscore_kcache_f16_init(m, bytes, sh.n_k, sh.d, cache) == ATTNSCORE_OK &&
-                   attnscore_kcache_f16_append(*cache, sh.n_k, data.k_at(c), sh.d) == ATTNSCORE_OK;
-          }))
-    return;
-  attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
-  time_calls(state, data.s.data(), [&](std::size_t i) {
-    return attnscore_scores_f16_kcache(sh.n_q, data.q.data(), sh.d, caches[i % caches.size()],
-                                       data.s.data(), sh.n_k, 0.0f);
-  });
-  bench::set_counters(state, sh, level);
 }
 
 // The int8 path at one level: per-row scales, K (cold: many copies) as int8.
@@ -653,8 +655,8 @@ int main(int argc, char **argv) {
           benchmark::RegisterBenchmark((kernel + "/" + sh.name()).c_str(), bm_attnscore, level, sh)
               ->Unit(benchmark::kMicrosecond);
           if (sh.decode())
-            benchmark::RegisterBenchmark(("kcache:" + kernel + "/" + sh.name()).c_str(), bm_kcache,
-                                         level, sh)
+            benchmark::RegisterBenchmark(("kcache:" + kernel + "/" + sh.name()).c_str(),
+                                         bm_kcache<float>, level, sh)
                 ->Unit(benchmark::kMicrosecond);
         }
         for (std::size_t threads : {1, 2})
@@ -682,7 +684,7 @@ int main(int argc, char **argv) {
               ->Unit(benchmark::kMicrosecond);
           if (sh.decode())
             benchmark::RegisterBenchmark(("kcache:" + kernel + "/" + sh.name()).c_str(),
-                                         bm_kcache_f16, level, sh16)
+                                         bm_kcache<std::uint16_t>, level, sh16)
                 ->Unit(benchmark::kMicrosecond);
         }
         // s8 beside f32: each level with its own s8 kernel.

@@ -22,28 +22,25 @@ inline bool extent_bytes(const void *base, std::size_t rows, std::size_t cols, s
   return !__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(base), *bytes, &end);
 }
 
-// A usable scale: finite and not subnormal (±0 selects the default). A subnormal scale would be
-// flushed to zero under FTZ/DAZ and by armv7 NEON, which always flushes: no bound holds then.
-// Judged by its bits: under the caller's DAZ a float compare would see a subnormal as 0.
-inline bool scale_ok(float scale) noexcept {
+// 1 for an unusable scale: infinite, NaN or subnormal (±0 is usable: it selects the default, or
+// is an all-zero row's quantization scale). A subnormal scale would be flushed to zero under
+// FTZ/DAZ and by armv7 NEON, which always flushes: no bound holds then. Judged by its bits: under
+// the caller's DAZ a float compare would see a subnormal as 0. Branch-free, so loops vectorize.
+inline std::uint32_t scale_bad(float scale) noexcept {
   std::uint32_t bits;
   std::memcpy(&bits, &scale, sizeof bits);
   const std::uint32_t exponent = bits & 0x7f800000u, mantissa = bits & 0x007fffffu;
-  return exponent != 0x7f800000u && (exponent != 0 || mantissa == 0);
+  return static_cast<std::uint32_t>(exponent == 0x7f800000u) |
+         (static_cast<std::uint32_t>(exponent == 0) & static_cast<std::uint32_t>(mantissa != 0));
 }
 
-// Every scale of v[0 ... n - 1] usable (scale_ok; zero allowed: an all-zero row quantizes to
-// scale 0). Every one is read, with no branch per scale, so the loop vectorizes: a decode call's
-// thousands of per-key scales cost a few hundred cycles, not thousands.
+inline bool scale_ok(float scale) noexcept { return scale_bad(scale) == 0; }
+
+// Every scale of v[0 ... n - 1] usable. Every one is read, with no branch per scale: a decode
+// call's thousands of per-key scales cost a few hundred cycles, not thousands.
 inline bool scales_ok(const float *v, std::size_t n) noexcept {
   std::uint32_t bad = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint32_t bits;
-    std::memcpy(&bits, v + i, sizeof bits);
-    const std::uint32_t exponent = bits & 0x7f800000u, mantissa = bits & 0x007fffffu;
-    bad |= static_cast<std::uint32_t>(exponent == 0x7f800000u) |
-           (static_cast<std::uint32_t>(exponent == 0) & static_cast<std::uint32_t>(mantissa != 0));
-  }
+  for (std::size_t i = 0; i < n; ++i) bad |= scale_bad(v[i]);
   return bad == 0;
 }
 

@@ -184,7 +184,9 @@ attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t 
     const std::size_t j = p * nr, cols = n_k - j < per_call * nr ? n_k - j : per_call * nr;
     for (std::size_t c = 0, t = 0; t < d; ++c, t += kS8Chunk) {
       const std::size_t dc = d - t < kS8Chunk ? d - t : kS8Chunk;
-      const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u) | kStream;
+      // One chunk: a call's panels follow each other, so the kernel can prefetch the next ones.
+      const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u) |
+                             (cache->chunks == 1 ? kStream : 0u);
       // Chunk c of the panel is itself a kernel panel (groups of kg dims are g-major).
       const std::int8_t *panel = cache->panels + p * cache->panel_bytes + t * nr;
       const std::int32_t *sums = cache->sums + (p * cache->chunks + c) * nr;
