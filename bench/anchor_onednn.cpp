@@ -10,7 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <dnnl.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 
 #include "attnscore/attnscore.h"
