@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <xmmintrin.h>
 #endif
 
@@ -243,5 +244,21 @@ std::uint16_t f16_nearest(double x) {
   const auto mant = static_cast<unsigned>(std::ldexp(f, 11)) - 1024;
   return static_cast<std::uint16_t>(sign | static_cast<unsigned>(er + 14) << 10 | mant);
 }
+
+#if defined(__x86_64__)
+HostX86 host_x86() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+  const bool avxvnni_bit = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4)) != 0;
+  __builtin_cpu_init();
+  HostX86 h{};
+  h.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
+  h.avx512 = h.avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  h.avx512vnni = h.avx512 && __builtin_cpu_supports("avx512vnni");
+  h.avxvnni = h.avx2 && avxvnni_bit;
+  return h;
+}
+#endif
 
 }  // namespace testing

@@ -41,6 +41,16 @@ int level_rank(attnscore_level level);
 // The levels of this build's family that this CPU runs, plus scalar.
 std::vector<attnscore_level> runnable_levels();
 
+#if defined(__x86_64__)
+// The x86 levels this CPU runs by an oracle independent of the library's detection: the
+// compiler runtime's CPU model (which checks XCR0 too), and CPUID for the two features clang 14's
+// __builtin_cpu_supports does not know (f16c, avxvnni; their registers are the AVX2 ones).
+struct HostX86 {
+  bool avx2, avx512, avx512vnni, avxvnni;
+};
+HostX86 host_x86();
+#endif
+
 // Restores the run-time level cap when a test ends, however it ends.
 struct CapGuard {
   CapGuard() = default;

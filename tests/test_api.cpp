@@ -95,13 +95,8 @@ TEST_CASE("dispatch picks the best level the CPU supports", "[api][dispatch]") {
     CHECK(name == expect);
   } else if (env_cap == nullptr) {
 #if defined(__x86_64__)
-    // An oracle independent of ours: the compiler runtime's CPU model (which checks XCR0 too).
-    __builtin_cpu_init();
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                      __builtin_cpu_supports("f16c");
-    const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
-                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                        __builtin_cpu_supports("avx512vl");
+    const testing::HostX86 host = testing::host_x86();  // an oracle independent of ours
+    const bool avx2 = host.avx2, avx512 = host.avx512;
     // Of the levels this build compiled (ATTNSCORE_ENABLE_<LEVEL>).
     CHECK(kernel_suffix() == (avx512 && ATTNSCORE_HAVE_AVX512 ? "avx512"
                               : avx2 && ATTNSCORE_HAVE_AVX2   ? "avx2"

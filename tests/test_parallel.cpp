@@ -119,7 +119,7 @@ TEST_CASE("parallel f32 calls give the single-threaded bits", "[parallel]") {
       for (Hook::Order order : {Hook::kForward, Hook::kReverse, Hook::kShuffled, Hook::kThreads}) {
         for (std::size_t threads : {0, 1, 2, 3, 7, 64}) {
           // (a thread per task: 2 and 3 threads, which under emulators is what stays quick)
-          if (order == Hook::kThreads && (threads != 2 && threads != 3 || !threads_available()))
+          if (order == Hook::kThreads && ((threads != 2 && threads != 3) || !threads_available()))
             continue;
           Hook h{order};
           const attnscore_parallel par{hook_parallel_for, &h, threads};

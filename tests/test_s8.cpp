@@ -104,15 +104,9 @@ TEST_CASE("s8 dispatch picks the best int8 level the CPU supports", "[api][dispa
 #if defined(__x86_64__)
   if (expect_kernel == nullptr && expect_level == nullptr &&
       std::getenv("ATTNSCORE_MAX_LEVEL") == nullptr) {
-    // The compiler runtime's CPU model as an independent oracle.
-    __builtin_cpu_init();
-    const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                      __builtin_cpu_supports("f16c");
-    const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
-                        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
-                        __builtin_cpu_supports("avx512vl");
-    const bool vnni = avx512 && __builtin_cpu_supports("avx512vnni");
-    const bool avxvnni = avx2 && __builtin_cpu_supports("avxvnni") && ATTNSCORE_HAVE_AVXVNNI;
+    const testing::HostX86 host = testing::host_x86();  // an oracle independent of ours
+    const bool vnni = host.avx512vnni, avx512 = host.avx512, avx2 = host.avx2;
+    const bool avxvnni = host.avxvnni && ATTNSCORE_HAVE_AVXVNNI;
     CHECK(level_of(name) == (vnni      ? "avx512vnni"
                              : avx512  ? "avx512"
                              : avxvnni ? "avxvnni"
