@@ -15,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -111,6 +112,47 @@ void set_write_counter(benchmark::State &state, const Shape &sh) {
 std::vector<ProbeI8> &probes_i8() {
   static std::vector<ProbeI8> list;
   return list;
+}
+
+namespace {
+struct Block {
+  void *p;
+  std::size_t bytes;
+};
+std::mutex g_blocks_mutex;
+std::vector<Block> g_live_blocks, g_free_blocks;  // big blocks in use; kept for reuse (<= 2)
+}  // namespace
+
+void *alloc64(std::size_t bytes) {
+  if (bytes < kReuseBytes) return ::operator new (bytes, std::align_val_t{64});
+  const std::lock_guard<std::mutex> lock(g_blocks_mutex);
+  auto fit = std::find_if(g_free_blocks.begin(), g_free_blocks.end(),
+                          [&](const Block &b) { return b.bytes >= bytes && b.bytes / 2 < bytes; });
+  Block b{nullptr, bytes};
+  if (fit != g_free_blocks.end()) {
+    b = *fit;
+    g_free_blocks.erase(fit);
+  } else {
+    b.p = ::operator new (bytes, std::align_val_t{64});
+  }
+  g_live_blocks.push_back(b);
+  return b.p;
+}
+
+void free64(void *p) noexcept {
+  {
+    const std::lock_guard<std::mutex> lock(g_blocks_mutex);
+    auto live = std::find_if(g_live_blocks.begin(), g_live_blocks.end(),
+                             [&](const Block &b) { return b.p == p; });
+    if (live != g_live_blocks.end()) {
+      g_free_blocks.push_back(*live);
+      g_live_blocks.erase(live);
+      if (g_free_blocks.size() <= 2) return;
+      p = g_free_blocks.front().p;  // the oldest goes
+      g_free_blocks.erase(g_free_blocks.begin());
+    }
+  }
+  ::operator delete (p, std::align_val_t{64});
 }
 
 bool register_probe_i8(const ProbeI8 &probe) {

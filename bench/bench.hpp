@@ -38,16 +38,20 @@ inline constexpr std::size_t kColdPoolBytes = std::size_t{512} << 20;
 // Every benchmark buffer starts on a 64-byte boundary, as an inference engine's tensors do (and
 // the same for every row, ours and the anchors'): S from plain malloc starts mid-line, and then
 // every full-vector store of S straddles two lines.
+// Blocks of kReuseBytes or more (the cold pools) are kept when freed and handed out again:
+// Google Benchmark runs a benchmark's function several times, and faulting in a fresh 512 MiB
+// pool each time took seconds a run, most of a short benchmark run's time.
+inline constexpr std::size_t kReuseBytes = std::size_t{64} << 20;
+void *alloc64(std::size_t bytes);
+void free64(void *p) noexcept;
 template <class T>
 struct Aligned64 {
   using value_type = T;
   Aligned64() = default;
   template <class U>
   Aligned64(const Aligned64<U> &) noexcept {}
-  T *allocate(std::size_t n) {
-    return static_cast<T *>(::operator new (n * sizeof(T), std::align_val_t{64}));
-  }
-  void deallocate(T *p, std::size_t) noexcept { ::operator delete (p, std::align_val_t{64}); }
+  T *allocate(std::size_t n) { return static_cast<T *>(alloc64(n * sizeof(T))); }
+  void deallocate(T *p, std::size_t) noexcept { free64(p); }
   template <class U>
   bool operator==(const Aligned64<U> &) const noexcept {
     return true;
