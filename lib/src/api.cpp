@@ -4,36 +4,16 @@
 #include <cstdint>
 
 #include "checks.h"
+#include "engines.hpp"
 #include "kernels.h"
 
 namespace attnscore {
+
 void run_f32(const KernelF32 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
              const float *q, std::size_t ldq, const float *k, std::size_t ldk, float *s,
              std::size_t lds, float scale) noexcept {
-  if (n_q <= kDecodeRows && n_q < kernel.mr) {
-    // Decode: stream raw K once, no panel (a prefill tile would be mostly empty).
-    for (std::size_t j = 0; j < n_k; j += kernel.nr_dec) {
-      const std::size_t cols = n_k - j < kernel.nr_dec ? n_k - j : kernel.nr_dec;
-      kernel.dec(n_q, cols, d, q, ldq, k + j * ldk, ldk, s + j, lds, scale);
-    }
-    return;
-  }
-  // Prefill: one packed panel of NR keys x kc dims lives on the stack (L1) while every Q row
-  // streams past it (from L2), so K is read from memory once per call.
-  alignas(64) float panel[kPanelFloats];
-  const std::size_t kc = kPanelFloats / kernel.nr;
-  for (std::size_t j = 0; j < n_k; j += kernel.nr) {
-    const std::size_t cols = n_k - j < kernel.nr ? n_k - j : kernel.nr;
-    for (std::size_t t = 0; t < d; t += kc) {
-      const std::size_t dc = d - t < kc ? d - t : kc;
-      const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
-      kernel.pack(cols, dc, k + j * ldk + t, ldk, panel);
-      for (std::size_t i = 0; i < n_q; i += kernel.mr) {
-        const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
-        kernel.fn(rows, cols, dc, q + i * ldq + t, ldq, panel, s + i * lds + j, lds, scale, flags);
-      }
-    }
-  }
+  drive(F32Engine<false>{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale},
+        scores_problem(n_q, n_k, d, s, lds, scale));
 }
 
 }  // namespace attnscore

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "checks.h"
+#include "engines.hpp"
 #include "kernels.h"
 
 namespace attnscore {
@@ -10,43 +11,11 @@ namespace attnscore {
 void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
              const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
              float *s, std::size_t lds, float scale) noexcept {
-  if (kernel.acc != nullptr) {
-    // f16 accumulation: raw Q and K, acc_mr rows at a time against every key.
-    for (std::size_t i = 0; i < n_q; i += kernel.acc_mr) {
-      const std::size_t rows = n_q - i < kernel.acc_mr ? n_q - i : kernel.acc_mr;
-      kernel.acc(rows, n_k, d, q + i * ldq, ldq, k, ldk, s + i * lds, lds, scale);
-    }
-    return;
-  }
-  const KernelF32 &f32 = *kernel.f32;
-  if (n_q <= kDecodeRows && n_q < f32.mr) {
-    // Decode: raw K streamed once and converted in registers, no panel.
-    for (std::size_t j = 0; j < n_k; j += kernel.nr_dec) {
-      const std::size_t cols = n_k - j < kernel.nr_dec ? n_k - j : kernel.nr_dec;
-      kernel.dec(n_q, cols, d, q, ldq, k + j * ldk, ldk, s + j, lds, scale);
-    }
-    return;
-  }
-  // Prefill: as run_f32, with K converted while it is packed, and each block of MR Q rows
-  // converted into `qc` (MR x kc floats, MR <= NR for every kernel, so it fits) before the f32
-  // micro-kernel reads it: one conversion per NR * MR FMAs.
-  alignas(64) float panel[kPanelFloats];
-  alignas(64) float qc[kPanelFloats];
-  const std::size_t kc = kPanelFloats / f32.nr;
-  for (std::size_t j = 0; j < n_k; j += f32.nr) {
-    const std::size_t cols = n_k - j < f32.nr ? n_k - j : f32.nr;
-    for (std::size_t t = 0; t < d; t += kc) {
-      const std::size_t dc = d - t < kc ? d - t : kc;
-      const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
-      kernel.pack(cols, dc, k + j * ldk + t, ldk, panel);
-      for (std::size_t i = 0; i < n_q; i += f32.mr) {
-        const std::size_t rows = n_q - i < f32.mr ? n_q - i : f32.mr;
-        for (std::size_t r = 0; r < rows; ++r)
-          kernel.to_f32(dc, q + (i + r) * ldq + t, qc + r * kc);
-        f32.fn(rows, cols, dc, qc, kc, panel, s + i * lds + j, lds, scale, flags);
-      }
-    }
-  }
+  const Problem p = scores_problem(n_q, n_k, d, s, lds, scale);
+  if (kernel.acc != nullptr)
+    drive(F16AccEngine{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale}, p);
+  else
+    drive(F16Engine<false>{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale}, p);
 }
 
 namespace {

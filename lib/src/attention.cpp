@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "checks.h"
+#include "engines.hpp"
 #include "kernels.h"
 
 namespace attnscore {
@@ -16,10 +17,6 @@ namespace {
 
 constexpr unsigned kKnownMask = ATTNSCORE_MASK_CAUSAL | ATTNSCORE_MASK_WINDOW;
 constexpr unsigned kKnownFlags = ATTNSCORE_ATTN_SOFTMAX;
-
-// Rows of a head computed before their softmax, so that the block of S being finished is still in
-// L2 (a multiple of MR is rounded up from this).
-constexpr std::size_t kRowBlock = 64;
 
 // Whether the heads x rows x cols elements with strides (hs, rs, 1) are pairwise distinct:
 // rows of cols elements nested in heads (head-major), or heads nested in rows (token-major).
@@ -86,16 +83,6 @@ attnscore_status check_attention(const attnscore_attention_desc &a, const void *
   if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, k, k_bytes))
     return ATTNSCORE_ERR_OVERLAP;
   return ATTNSCORE_OK;
-}
-
-Span visible_keys(const attnscore_attention_desc &a, std::size_t i) noexcept {
-  Span sp{0, a.n_k};
-  if (a.mask == 0) return sp;
-  const std::size_t p = a.pos_offset + i;  // checked: no overflow
-  sp.hi = p >= a.n_k ? a.n_k : p + 1;
-  if ((a.mask & ATTNSCORE_MASK_WINDOW) && p >= a.window) sp.lo = p - a.window + 1;
-  if (sp.lo > sp.hi) sp.lo = sp.hi;
-  return sp;
 }
 
 namespace {
@@ -211,154 +198,26 @@ void finish_row(float *row, std::size_t n_k, Span sp, float softcap,
   if (sp.lo < sp.hi) softmax(row + sp.lo, sp.hi - sp.lo);  // else every key masked: all zeros
 }
 
-namespace {
-
-// The kernel rows the driver calls, for each input type: f32 as they are; f16 (binary16 bits)
-// through the f16 row of the same level, Q rows converted exactly into `qc` before the f32
-// micro-kernel reads them (as run_f16), so every element is summed as the f32 call sums the
-// converted values.
-struct OpsF32 {
-  using T = float;
-  const KernelF32 &k;
-  attnscore_level level() const { return k.level; }
-  std::size_t mr() const { return k.mr; }
-  std::size_t nr() const { return k.nr; }
-  std::size_t nr_dec() const { return k.nr_dec; }
-  std::size_t dec_rows() const { return k.dec_rows; }
-  void pack(std::size_t cols, std::size_t d, const T *kp, std::size_t ldk, float *panel) const {
-    k.pack(cols, d, kp, ldk, panel);
-  }
-  void fn(std::size_t rows, std::size_t cols, std::size_t d, const T *q, std::size_t ldq,
-          const float *panel, float *s, std::size_t lds, float scale, unsigned flags) const {
-    k.fn(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-  }
-  void dec(std::size_t rows, std::size_t cols, std::size_t d, const T *q, std::size_t ldq,
-           const T *kp, std::size_t ldk, float *s, std::size_t lds, float scale) const {
-    k.dec(rows, cols, d, q, ldq, kp, ldk, s, lds, scale);
-  }
-};
-
-#if ATTNSCORE_HAVE_F16
-struct OpsF16 {
-  using T = std::uint16_t;
-  const KernelF16 &k;
-  float *qc;  // kPanelFloats: MR rows of kc = kPanelFloats / NR converted floats (MR <= NR)
-  attnscore_level level() const { return k.level; }
-  std::size_t mr() const { return k.f32->mr; }
-  std::size_t nr() const { return k.f32->nr; }
-  std::size_t nr_dec() const { return k.nr_dec; }
-  std::size_t dec_rows() const { return k.dec_rows; }
-  void pack(std::size_t cols, std::size_t d, const T *kp, std::size_t ldk, float *panel) const {
-    k.pack(cols, d, kp, ldk, panel);
-  }
-  void fn(std::size_t rows, std::size_t cols, std::size_t d, const T *q, std::size_t ldq,
-          const float *panel, float *s, std::size_t lds, float scale, unsigned flags) const {
-    const std::size_t kc = kPanelFloats / k.f32->nr;
-    for (std::size_t r = 0; r < rows; ++r) k.to_f32(d, q + r * ldq, qc + r * kc);
-    k.f32->fn(rows, cols, d, qc, kc, panel, s, lds, scale, flags);
-  }
-  void dec(std::size_t rows, std::size_t cols, std::size_t d, const T *q, std::size_t ldq,
-           const T *kp, std::size_t ldk, float *s, std::size_t lds, float scale) const {
-    k.dec(rows, cols, d, q, ldq, kp, ldk, s, lds, scale);
-  }
-};
-#endif
-
-template <class Ops>
-void run_attention(const Ops &kernel, const attnscore_attention_desc &a, const typename Ops::T *q,
-                   const typename Ops::T *k, float *s, float scale) noexcept {
-  const std::size_t g = a.heads_q / a.heads_kv, n_q = a.n_q, n_k = a.n_k, d = a.d;
-  const SoftmaxSpanFn softmax =
-      (a.flags & ATTNSCORE_ATTN_SOFTMAX) ? softmax_for(kernel.level()) : nullptr;
-  const std::size_t qhs = a.q_head_stride, qrs = a.q_row_stride, khs = a.k_head_stride,
-                    krs = a.k_row_stride, shs = a.s_head_stride, srs = a.s_row_stride;
-
-  if (n_q <= kDecodeRows && n_q < kernel.mr()) {
-    // Decode: the decode tile streams raw K; only the keys some row sees are computed.
-    const Span first = visible_keys(a, 0), last = visible_keys(a, n_q - 1);
-    const std::size_t lo = first.lo, hi = last.hi;
-    for (std::size_t hk = 0; hk < a.heads_kv; ++hk) {
-      const typename Ops::T *kh = k + hk * khs;
-      if (n_q == 1) {
-        // The group's heads are the tile's rows (row stride = head stride): each block of K is
-        // read and transposed once for up to dec_rows heads (all of a group of 4 everywhere, of
-        // 8 on 32-register levels); larger groups take it in near-equal parts while it is in L1.
-        const typename Ops::T *qg = q + hk * g * qhs;
-        float *sg = s + hk * g * shs;
-        const std::size_t parts = (g + kernel.dec_rows() - 1) / kernel.dec_rows();
-        const std::size_t step = (g + parts - 1) / parts;
-        for (std::size_t j = lo; j < hi; j += kernel.nr_dec()) {
-          const std::size_t cols = hi - j < kernel.nr_dec() ? hi - j : kernel.nr_dec();
-          for (std::size_t r = 0; r < g; r += step) {
-            const std::size_t rows = g - r < step ? g - r : step;
-            kernel.dec(rows, cols, d, qg + r * qhs, qhs, kh + j * krs, krs, sg + r * shs + j, shs,
-                       scale);
-          }
-        }
-      } else {
-        for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
-          for (std::size_t j = lo; j < hi; j += kernel.nr_dec()) {
-            const std::size_t cols = hi - j < kernel.nr_dec() ? hi - j : kernel.nr_dec();
-            kernel.dec(n_q, cols, d, q + h * qhs, qrs, kh + j * krs, krs, s + h * shs + j, srs,
-                       scale);
-          }
-      }
-      for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
-        for (std::size_t i = 0; i < n_q; ++i)
-          finish_row(s + h * shs + i * srs, n_k, visible_keys(a, i), a.softcap, softmax);
-    }
-    return;
-  }
-
-  // Prefill: blocks of rows; within one, each packed panel of NR keys serves the rows of every
-  // head of the group that see at least one of its keys, starting at the first such row (the
-  // kernels give the same bits for any block, so tiles need not sit on a grid).
-  alignas(64) float panel[kPanelFloats];
-  const std::size_t kc = kPanelFloats / kernel.nr();
-  const std::size_t mc = (kRowBlock + kernel.mr() - 1) / kernel.mr() * kernel.mr();
-  for (std::size_t hk = 0; hk < a.heads_kv; ++hk) {
-    const typename Ops::T *kh = k + hk * khs;
-    for (std::size_t r0 = 0; r0 < n_q; r0 += mc) {
-      const std::size_t r1 = n_q - r0 < mc ? n_q : r0 + mc;
-      for (std::size_t j = 0; j < n_k; j += kernel.nr()) {
-        const std::size_t cols = n_k - j < kernel.nr() ? n_k - j : kernel.nr();
-        // Rows [ia, ib) see a key of [j, j + cols): spans move right as i grows.
-        std::size_t ia = r0, ib = r1;
-        while (ia < ib && visible_keys(a, ia).hi <= j) ++ia;
-        while (ib > ia && visible_keys(a, ib - 1).lo >= j + cols) --ib;
-        if (ia == ib) continue;  // the whole panel is masked for this block: not even packed
-        for (std::size_t t = 0; t < d; t += kc) {
-          const std::size_t dc = d - t < kc ? d - t : kc;
-          const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
-          kernel.pack(cols, dc, kh + j * krs + t, krs, panel);
-          for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
-            for (std::size_t i = ia; i < ib; i += kernel.mr()) {
-              const std::size_t rows = ib - i < kernel.mr() ? ib - i : kernel.mr();
-              kernel.fn(rows, cols, dc, q + h * qhs + i * qrs + t, qrs, panel,
-                        s + h * shs + i * srs + j, srs, scale, flags);
-            }
-        }
-      }
-      for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
-        for (std::size_t i = r0; i < r1; ++i)
-          finish_row(s + h * shs + i * srs, n_k, visible_keys(a, i), a.softcap, softmax);
-    }
-  }
-}
-
-}  // namespace
-
 void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &a, const float *q,
                        const float *k, float *s, float scale) noexcept {
-  run_attention(OpsF32{kernel}, a, q, k, s, scale);
+  drive(F32Engine<false>{&kernel,
+                         {q, a.q_head_stride, a.q_row_stride},
+                         {k, a.k_head_stride, a.k_row_stride},
+                         a.d,
+                         scale},
+        attention_problem(a, s, scale, kernel.level));
 }
 
 #if ATTNSCORE_HAVE_F16
 void run_attention_f16(const KernelF16 &kernel, const attnscore_attention_desc &a,
                        const std::uint16_t *q, const std::uint16_t *k, float *s,
                        float scale) noexcept {
-  alignas(64) float qc[kPanelFloats];
-  run_attention(OpsF16{kernel, qc}, a, q, k, s, scale);
+  drive(F16Engine<false>{&kernel,
+                         {q, a.q_head_stride, a.q_row_stride},
+                         {k, a.k_head_stride, a.k_row_stride},
+                         a.d,
+                         scale},
+        attention_problem(a, s, scale, kernel.level));
 }
 #endif
 

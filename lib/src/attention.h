@@ -15,7 +15,6 @@ namespace attnscore {
 struct Span {
   std::size_t lo, hi;
 };
-Span visible_keys(const attnscore_attention_desc &a, std::size_t i) noexcept;
 
 // Every argument check of the attention calls, in the order the statuses are documented; the
 // dtype-independent part (the extents count qk_elem-byte Q and K elements, s_elem-byte S ones).

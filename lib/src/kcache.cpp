@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "checks.h"
+#include "engines.hpp"
 #include "kernels.h"
 
 // Lives at the start of the caller's memory (aligned up); the panels follow at 64 bytes.
@@ -63,49 +64,10 @@ attnscore_status check_cache_scores(std::size_t n_q, const float *q, std::size_t
   return ATTNSCORE_OK;
 }
 
-// Scores of keys [0, n_k) of the panels starting at `panels` (whole panels of NR keys).
-void cache_block(const KernelF32 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
-                 const float *q, std::size_t ldq, const float *panels, float *s, std::size_t lds,
-                 float scale) noexcept {
-  const std::size_t stride = kernel.nr * d;
-  if (n_q <= kDecodeRows && n_q < kernel.mr) {
-    kernel.cdec(n_q, n_k, d, q, ldq, panels, stride, s, lds, scale);
-    return;
-  }
-  for (std::size_t j = 0; j < n_k; j += kernel.nr) {
-    const std::size_t cols = n_k - j < kernel.nr ? n_k - j : kernel.nr;
-    const float *panel = panels + (j / kernel.nr) * stride;
-    for (std::size_t i = 0; i < n_q; i += kernel.mr) {
-      const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
-      kernel.fn(rows, cols, d, q + i * ldq, ldq, panel, s + i * lds + j, lds, scale, kFinal);
-    }
-  }
-}
-
-// A parallel call on a cache: blocks of whole panels, or of whole row tiles (as parallel.cpp).
-struct CacheSplit {
-  const KernelF32 *kernel;
-  std::size_t n_q, n_k, d;
-  const float *q;
-  std::size_t ldq;
-  const float *panels;
-  float *s;
-  std::size_t lds;
-  float scale;
-  Split split;
-};
-
-void run_cache_task(void *ctx, std::size_t task) {
-  const CacheSplit &w = *static_cast<const CacheSplit *>(ctx);
-  const std::size_t n = w.split.by_rows ? w.n_q : w.n_k, first = task * w.split.step;
-  if (first >= n) return;
-  const std::size_t count = std::min(w.split.step, n - first);
-  if (w.split.by_rows)
-    cache_block(*w.kernel, count, w.n_k, w.d, w.q + first * w.ldq, w.ldq, w.panels,
-                w.s + first * w.lds, w.lds, w.scale);
-  else  // first is a multiple of NR
-    cache_block(*w.kernel, w.n_q, count, w.d, w.q, w.ldq,
-                w.panels + first / w.kernel->nr * w.kernel->nr * w.d, w.s + first, w.lds, w.scale);
+// The engine reading the cache's panels (one KV head).
+F32Engine<true> engine(const attnscore_kcache_f32 *c, const float *q, std::size_t ldq,
+                       float scale) noexcept {
+  return {c->kernel, {q, 0, ldq}, {c->panels, 0, c->kernel->nr * c->d}, c->d, scale};
 }
 
 }  // namespace
@@ -186,11 +148,7 @@ attnscore_status attnscore_kcache_f32_clear(attnscore_kcache_f32 *cache) {
 attnscore_status attnscore_scores_f32_kcache(size_t n_q, const float *q, size_t ldq,
                                              const attnscore_kcache_f32 *cache, float *s,
                                              size_t lds, float scale) {
-  const attnscore_status st = check_cache_scores(n_q, q, ldq, cache, s, lds, scale);
-  if (st != ATTNSCORE_OK || n_q == 0 || cache->size == 0) return st;
-  if (scale == 0.0f) scale = attnscore_default_scale(cache->d);
-  cache_block(*cache->kernel, n_q, cache->size, cache->d, q, ldq, cache->panels, s, lds, scale);
-  return ATTNSCORE_OK;
+  return attnscore_scores_f32_kcache_parallel(nullptr, n_q, q, ldq, cache, s, lds, scale);
 }
 
 attnscore_status attnscore_scores_f32_kcache_parallel(const attnscore_parallel *par, size_t n_q,
@@ -200,25 +158,9 @@ attnscore_status attnscore_scores_f32_kcache_parallel(const attnscore_parallel *
   const attnscore_status st = check_cache_scores(n_q, q, ldq, cache, s, lds, scale);
   if (st != ATTNSCORE_OK || n_q == 0 || cache->size == 0) return st;
   if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
-  const KernelF32 &kernel = *cache->kernel;
-  CacheSplit w{&kernel,
-               n_q,
-               cache->size,
-               cache->d,
-               q,
-               ldq,
-               cache->panels,
-               s,
-               lds,
-               scale == 0.0f ? attnscore_default_scale(cache->d) : scale,
-               {false, cache->size, 1}};
-  if (par == nullptr) {
-    run_cache_task(&w, 0);
-    return ATTNSCORE_OK;
-  }
-  // Key ranges start on panel boundaries (key_unit NR), so each task reads whole panels.
-  w.split = plan_split(n_q, w.n_k, kernel.mr, kernel.nr, kernel.nr, par->threads);
-  par->parallel_for(par->ctx, run_cache_task, &w, w.split.n_tasks);
+  if (scale == 0.0f) scale = attnscore_default_scale(cache->d);
+  drive_parallel(engine(cache, q, ldq, scale),
+                 scores_problem(n_q, cache->size, cache->d, s, lds, scale), par);
   return ATTNSCORE_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "checks.h"
+#include "engines.hpp"
 #include "kernels.h"
 
 // Lives at the start of the caller's memory (aligned up); the panels follow at 64 bytes.
@@ -136,29 +137,8 @@ attnscore_status attnscore_scores_f16_kcache(size_t n_q, const uint16_t *q, size
       overlaps(s, s_bytes, cache->panels, panel_bytes))
     return ATTNSCORE_ERR_OVERLAP;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
-  if (n_q <= kDecodeRows && n_q < f32.mr) {
-    kernel.cdec(n_q, n_k, d, q, ldq, cache->panels, stride, s, lds, scale);
-    return ATTNSCORE_OK;
-  }
-  // Prefill: a chunk of kc steps of d of a panel is contiguous (t-major): converted in one go.
-  alignas(64) float panel[kPanelFloats];
-  alignas(64) float qc[kPanelFloats];
-  const std::size_t kc = kPanelFloats / f32.nr;
-  for (std::size_t j = 0; j < n_k; j += f32.nr) {
-    const std::size_t cols = n_k - j < f32.nr ? n_k - j : f32.nr;
-    const std::uint16_t *packed = cache->panels + (j / f32.nr) * stride;
-    for (std::size_t t = 0; t < d; t += kc) {
-      const std::size_t dc = d - t < kc ? d - t : kc;
-      const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
-      kernel.to_f32(dc * f32.nr, packed + t * f32.nr, panel);
-      for (std::size_t i = 0; i < n_q; i += f32.mr) {
-        const std::size_t rows = n_q - i < f32.mr ? n_q - i : f32.mr;
-        for (std::size_t r = 0; r < rows; ++r)
-          kernel.to_f32(dc, q + (i + r) * ldq + t, qc + r * kc);
-        f32.fn(rows, cols, dc, qc, kc, panel, s + i * lds + j, lds, scale, flags);
-      }
-    }
-  }
+  drive(F16Engine<true>{&kernel, {q, 0, ldq}, {cache->panels, 0, stride}, d, scale},
+        scores_problem(n_q, n_k, d, s, lds, scale));
   return ATTNSCORE_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "checks.h"
+#include "engines.hpp"
 #include "kernels.h"
 
 #if ATTNSCORE_HAVE_S8
@@ -176,28 +177,11 @@ attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t 
   if (!scales_ok(q_scale, q_scale_count)) return ATTNSCORE_ERR_BAD_QUANT_SCALE;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
   const std::size_t q_step = q_scale_count == 1 ? 0 : 1;
-  float qs[kS8MaxMR];
-  // With d in one chunk the panels follow each other as a kernel call takes them: one call per
-  // row tile runs across the whole cache (Q prepared once). Longer d: a call per panel and chunk.
-  const std::size_t per_call = cache->chunks == 1 ? panels : 1;
-  for (std::size_t p = 0; p < panels; p += per_call) {
-    const std::size_t j = p * nr, cols = n_k - j < per_call * nr ? n_k - j : per_call * nr;
-    for (std::size_t c = 0, t = 0; t < d; ++c, t += kS8Chunk) {
-      const std::size_t dc = d - t < kS8Chunk ? d - t : kS8Chunk;
-      // One chunk: a call's panels follow each other, so the kernel can prefetch the next ones.
-      const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u) |
-                             (cache->chunks == 1 ? kStream : 0u);
-      // Chunk c of the panel is itself a kernel panel (groups of kg dims are g-major).
-      const std::int8_t *panel = cache->panels + p * cache->panel_bytes + t * nr;
-      const std::int32_t *sums = cache->sums + (p * cache->chunks + c) * nr;
-      for (std::size_t i = 0; i < n_q; i += kernel.mr) {
-        const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
-        for (std::size_t ii = 0; ii < rows; ++ii) qs[ii] = q_scale[(i + ii) * q_step] * scale;
-        kernel.fn(rows, cols, dc, q + i * ldq + t, ldq, panel, sums, qs, cache->scales + j,
-                  s + i * lds + j, lds, flags);
-      }
-    }
-  }
+  const S8CacheView view{cache->panel_bytes, cache->chunks, cache->sums, 0, cache->scales, 0};
+  drive(
+      S8Engine<true>{
+          &kernel, {q, 0, ldq}, {q_scale, 0, q_step}, {cache->panels, 0, 0}, {}, view, d, scale},
+      scores_problem(n_q, n_k, d, s, lds, scale));
   return ATTNSCORE_OK;
 }
 

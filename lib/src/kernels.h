@@ -98,18 +98,6 @@ void run_f32(const KernelF32 &kernel, std::size_t n_q, std::size_t n_k, std::siz
              const float *q, std::size_t ldq, const float *k, std::size_t ldk, float *s,
              std::size_t lds, float scale) noexcept;
 
-// How a parallel call splits S (lib/src/parallel.cpp): n_tasks blocks of `step` rows (by_rows)
-// or keys, each a whole number of tiles, one per thread. Decode calls (n_q <= kDecodeRows and
-// below MR) split the keys in multiples of key_unit, at least a few hundred per task; prefill
-// calls split the key panels (NR keys), or the row tiles (MR rows) when there are fewer panels
-// than threads.
-struct Split {
-  bool by_rows;
-  std::size_t step, n_tasks;
-};
-Split plan_split(std::size_t n_q, std::size_t n_k, std::size_t mr, std::size_t nr,
-                 std::size_t key_unit, std::size_t threads) noexcept;
-
 #if ATTNSCORE_HAVE_F16
 // The f16 kernel of a level: binary16 inputs (as their bits) converted to f32 while K is packed
 // or streamed and while Q is read, then the f32 arithmetic of the same level (its micro-kernel

@@ -11,6 +11,7 @@
 
 #include "attention.h"
 #include "checks.h"
+#include "engines.hpp"
 #include "kernels.h"
 
 // The built-in pool: workers wait for a job (a generation number), take task indices from an
@@ -82,97 +83,7 @@ void pool_parallel_for(void *pool, attnscore_task_fn fn, void *task_ctx, std::si
   static_cast<attnscore_pool *>(pool)->parallel_for(fn, task_ctx, n_tasks);
 }
 
-std::size_t ceil_div(std::size_t a, std::size_t b) noexcept { return a / b + (a % b != 0); }
-
-// Keys per task below which a decode split costs more than it saves (a few KiB of K).
-constexpr std::size_t kMinDecodeKeys = 256;
-
-// One attention call split into tasks: ranges of KV-head groups (each with its query heads), or,
-// with fewer groups than threads, ranges of query rows in every head (their positions, and so the
-// masks, kept). Every head and row is computed as in the whole call, so the bits do not change.
-struct AttnSplit {
-  const KernelF32 *kernel;
-  attnscore_attention_desc a;
-  const float *q, *k;
-  float *s;
-  float scale;
-  bool by_rows;
-  std::size_t step;
-};
-
-void run_attn_task(void *ctx, std::size_t task) {
-  const AttnSplit &w = *static_cast<const AttnSplit *>(ctx);
-  attnscore_attention_desc a = w.a;
-  const float *q = w.q, *k = w.k;
-  float *s = w.s;
-  const std::size_t n = w.by_rows ? a.n_q : a.heads_kv, first = task * w.step;
-  if (first >= n) return;
-  const std::size_t count = std::min(w.step, n - first);
-  if (w.by_rows) {
-    q += first * a.q_row_stride;
-    s += first * a.s_row_stride;
-    a.n_q = count;
-    a.pos_offset += first;  // cannot overflow: the whole call's last position fits
-  } else {
-    const std::size_t g = a.heads_q / a.heads_kv;
-    q += first * g * a.q_head_stride;
-    s += first * g * a.s_head_stride;
-    k += first * a.k_head_stride;
-    a.heads_kv = count;
-    a.heads_q = count * g;
-  }
-  run_attention_f32(*w.kernel, a, q, k, s, w.scale);
-}
-
-// The other dtypes' calls: `run(i0, rows, j0, cols)` computes that block of S with the
-// single-threaded driver; tasks are blocks of the split, as for f32.
-template <class Run>
-struct BlockTask {
-  const Run *run;
-  std::size_t n_q, n_k;
-  Split split;
-};
-
-template <class Run>
-void run_block_task(void *ctx, std::size_t task) {
-  const BlockTask<Run> &w = *static_cast<const BlockTask<Run> *>(ctx);
-  const std::size_t n = w.split.by_rows ? w.n_q : w.n_k, first = task * w.split.step;
-  if (first >= n) return;
-  const std::size_t count = std::min(w.split.step, n - first);
-  if (w.split.by_rows)
-    (*w.run)(first, count, 0, w.n_k);
-  else
-    (*w.run)(0, w.n_q, first, count);
-}
-
-template <class Run>
-void run_blocks(const attnscore_parallel *par, const Split &split, std::size_t n_q, std::size_t n_k,
-                const Run &run) {
-  if (par == nullptr) return run(0, n_q, 0, n_k);
-  const BlockTask<Run> w{&run, n_q, n_k, split};
-  par->parallel_for(par->ctx, run_block_task<Run>, const_cast<BlockTask<Run> *>(&w), split.n_tasks);
-}
-
 }  // namespace
-
-Split plan_split(std::size_t n_q, std::size_t n_k, std::size_t mr, std::size_t nr,
-                 std::size_t key_unit, std::size_t threads) noexcept {
-  Split p;
-  if (threads == 0) threads = 1;
-  if (n_q <= kDecodeRows && n_q < mr) {  // decode: key ranges
-    const std::size_t tasks = std::max<std::size_t>(1, std::min(threads, n_k / kMinDecodeKeys));
-    p.by_rows = false;
-    p.step = ceil_div(ceil_div(n_k, tasks), key_unit) * key_unit;
-  } else if (ceil_div(n_k, nr) >= threads) {  // prefill: key panels
-    p.by_rows = false;
-    p.step = ceil_div(ceil_div(n_k, nr), threads) * nr;
-  } else {  // prefill with few keys: row tiles
-    p.by_rows = true;
-    p.step = ceil_div(ceil_div(n_q, mr), threads) * mr;
-  }
-  p.n_tasks = ceil_div(p.by_rows ? n_q : n_k, p.step);
-  return p;
-}
 
 }  // namespace attnscore
 
@@ -189,15 +100,8 @@ attnscore_status attnscore_scores_f32_parallel(const attnscore_parallel *par, si
   if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
   if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
-  const KernelF32 &kn = active_kernel_f32();
-  // Each block runs the same driver as the whole call, and every element is summed over t in the
-  // same order in any block, so the split never changes a bit.
-  const auto run = [&](std::size_t i0, std::size_t rows, std::size_t j0, std::size_t cols) {
-    run_f32(kn, rows, cols, d, q + i0 * ldq, ldq, k + j0 * ldk, ldk, s + i0 * lds + j0, lds, scale);
-  };
-  const Split split =
-      plan_split(n_q, n_k, kn.mr, kn.nr, kn.nr_dec, par == nullptr ? 1 : par->threads);
-  run_blocks(par, split, n_q, n_k, run);
+  drive_parallel(F32Engine<false>{&active_kernel_f32(), {q, 0, ldq}, {k, 0, ldk}, d, scale},
+                 scores_problem(n_q, n_k, d, s, lds, scale), par);
   return ATTNSCORE_OK;
 }
 
@@ -210,22 +114,13 @@ attnscore_status attnscore_attention_f32_parallel(const attnscore_parallel *par,
   if (st != ATTNSCORE_OK || a.heads_q == 0 || a.n_q == 0 || a.n_k == 0) return st;
   if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
   const KernelF32 &kn = active_kernel_f32();
-  AttnSplit w{&kn,   a,         q, k, s, a.scale == 0.0f ? attnscore_default_scale(a.d) : a.scale,
-              false, a.heads_kv};
-  const std::size_t threads = par == nullptr || par->threads == 0 ? 1 : par->threads;
-  std::size_t n_tasks = 1;
-  if (a.heads_kv >= threads) {
-    w.step = ceil_div(a.heads_kv, threads);
-    n_tasks = ceil_div(a.heads_kv, w.step);
-  } else if (a.n_q >= 2 * kn.mr) {  // whole row tiles per task
-    w.by_rows = true;
-    w.step = ceil_div(ceil_div(a.n_q, kn.mr), threads) * kn.mr;
-    n_tasks = ceil_div(a.n_q, w.step);
-  }
-  if (par == nullptr)
-    run_attn_task(&w, 0);
-  else
-    par->parallel_for(par->ctx, run_attn_task, &w, n_tasks);
+  const float scale = a.scale == 0.0f ? attnscore_default_scale(a.d) : a.scale;
+  drive_parallel(F32Engine<false>{&kn,
+                                  {q, a.q_head_stride, a.q_row_stride},
+                                  {k, a.k_head_stride, a.k_row_stride},
+                                  a.d,
+                                  scale},
+                 attention_problem(a, s, scale, kn.level), par);
   return ATTNSCORE_OK;
 }
 
@@ -243,13 +138,8 @@ attnscore_status attnscore_scores_f16_parallel(const attnscore_parallel *par, si
   if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
   if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
-  const KernelF16 &kn = active_kernel_f16();
-  const auto run = [&](std::size_t i0, std::size_t rows, std::size_t j0, std::size_t cols) {
-    run_f16(kn, rows, cols, d, q + i0 * ldq, ldq, k + j0 * ldk, ldk, s + i0 * lds + j0, lds, scale);
-  };
-  const Split split =
-      plan_split(n_q, n_k, kn.f32->mr, kn.f32->nr, kn.nr_dec, par == nullptr ? 1 : par->threads);
-  run_blocks(par, split, n_q, n_k, run);
+  drive_parallel(F16Engine<false>{&active_kernel_f16(), {q, 0, ldq}, {k, 0, ldk}, d, scale},
+                 scores_problem(n_q, n_k, d, s, lds, scale), par);
   return ATTNSCORE_OK;
 #endif
 }
@@ -271,15 +161,16 @@ attnscore_status attnscore_scores_s8_parallel(const attnscore_parallel *par, siz
   if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
   if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
   if (scale == 0.0f) scale = attnscore_default_scale(d);
-  const KernelS8 &kn = active_kernel_s8();
   const std::size_t q_step = q_scale_count == 1 ? 0 : 1, k_step = k_scale_count == 1 ? 0 : 1;
-  // Integer sums are exact, so any split gives the same bits; blocks of whole tiles still.
-  const auto run = [&](std::size_t i0, std::size_t rows, std::size_t j0, std::size_t cols) {
-    run_s8(kn, rows, cols, d, q + i0 * ldq, ldq, q_scale + i0 * q_step, q_step, k + j0 * ldk, ldk,
-           k_scale + j0 * k_step, k_step, s + i0 * lds + j0, lds, scale);
-  };
-  const Split split = plan_split(n_q, n_k, kn.mr, kn.nr, kn.nr, par == nullptr ? 1 : par->threads);
-  run_blocks(par, split, n_q, n_k, run);
+  drive_parallel(S8Engine<false>{&active_kernel_s8(),
+                                 {q, 0, ldq},
+                                 {q_scale, 0, q_step},
+                                 {k, 0, ldk},
+                                 {k_scale, 0, k_step},
+                                 {},
+                                 d,
+                                 scale},
+                 scores_problem(n_q, n_k, d, s, lds, scale), par);
   return ATTNSCORE_OK;
 #endif
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "engines.hpp"
 #include "kernels.h"
 
 namespace attnscore {
@@ -102,47 +103,15 @@ void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_
             const std::int8_t *q, std::size_t ldq, const float *q_scale, std::size_t q_step,
             const std::int8_t *k, std::size_t ldk, const float *k_scale, std::size_t k_step,
             float *s, std::size_t lds, float scale) noexcept {
-  // K is packed a block of keys at a time (as many panels as kS8BlockBytes holds: 512 keys of
-  // d <= 64, 256 of d = 128; a block stays in L1), each key once per call; then every MR-row tile
-  // of Q runs across the whole block. So a tile's S rows are written as long contiguous runs while
-  // its Q rows stay in L1, instead of a narrow column of S (one 4 KiB page per row) per panel,
-  // which past L2 and the TLB's reach (2048 x 2048: 16 MiB) cost more than the arithmetic.
-  if (n_q == 1 && d <= kS8Chunk && kernel.decode != nullptr) {
-    kernel.decode(n_k, d, q, k, ldk, q_scale[0] * scale, k_scale, k_step, s);
-    return;
-  }
-  alignas(64) std::int8_t block[kS8BlockBytes];
-  alignas(64) std::int32_t sums[kS8BlockKeys];
-  alignas(64) float ks[kS8BlockKeys];
-  float qs[kS8MaxMR];
-  const std::size_t nr = kernel.nr;
-  for (std::size_t t = 0; t < d; t += kS8Chunk) {
-    const std::size_t dc = d - t < kS8Chunk ? d - t : kS8Chunk;
-    const std::size_t panel_bytes = nr * ((dc + kernel.kg - 1) / kernel.kg * kernel.kg);
-    std::size_t panels = kS8BlockBytes / panel_bytes;
-    if (panels * nr > kS8BlockKeys) panels = kS8BlockKeys / nr;
-    const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
-    for (std::size_t j0 = 0; j0 < n_k; j0 += panels * nr) {
-      const std::size_t keys = n_k - j0 < panels * nr ? n_k - j0 : panels * nr;
-      const std::size_t np = (keys + nr - 1) / nr;
-      for (std::size_t p = 0; p < np; ++p) {
-        const std::size_t j = j0 + p * nr, cols = n_k - j < nr ? n_k - j : nr;
-        kernel.pack(cols, dc, k + j * ldk + t, ldk, block + p * panel_bytes, sums + p * nr);
-        if (k_step != 0 && cols == nr)  // per-key scales of a whole panel: one copy
-          std::memcpy(ks + p * nr, k_scale + j, nr * sizeof(float));
-        else
-          for (std::size_t jj = 0; jj < nr; ++jj)
-            ks[p * nr + jj] = jj < cols ? k_scale[(j + jj) * k_step] : 0.0f;
-      }
-      for (std::size_t i = 0; i < n_q; i += kernel.mr) {
-        const std::size_t rows = n_q - i < kernel.mr ? n_q - i : kernel.mr;
-        // The first product of the combined scale, (q_scale * scale), rounded as the contract says.
-        for (std::size_t ii = 0; ii < rows; ++ii) qs[ii] = q_scale[(i + ii) * q_step] * scale;
-        kernel.fn(rows, keys, dc, q + i * ldq + t, ldq, block, sums, qs, ks, s + i * lds + j0, lds,
-                  flags);
-      }
-    }
-  }
+  drive(S8Engine<false>{&kernel,
+                        {q, 0, ldq},
+                        {q_scale, 0, q_step},
+                        {k, 0, ldk},
+                        {k_scale, 0, k_step},
+                        {},
+                        d,
+                        scale},
+        scores_problem(n_q, n_k, d, s, lds, scale));
 }
 
 }  // namespace attnscore

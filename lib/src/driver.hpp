@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one blocked driver. Every scores, key-cache and attention call of every dtype runs the loop
+// in drive(), so the promises that tie those calls together (any block of S gives the same bits,
+// a cache gives the raw call's bits, any thread count gives the same bits) follow from one loop.
+// A dtype's kernel row bound to its K source (raw rows or a packed cache) is an "engine": a small
+// copyable value with the interface below. The driver owns the blocking, the heads, the masks, the
+// finishing of rows and the split into tasks.
+//
+// Engine interface (E):
+//   using Scratch;                     stack buffers of one drive() call (packed K, converted Q)
+//   mr()                               rows of a prefill tile
+//   chunk()                            dims of d per prepared chunk
+//   block(n_k, masked)                 keys per prepared block (a multiple of the panel width)
+//   prepare(sc, hk, j, keys, t, dc)    makes keys [j, j + keys) x dims [t, t + dc) of KV head hk
+//                                      ready for tile() (packs raw K; points into a cache)
+//   tile(sc, h, i, rows, keys, t, dc, s, lds, flags)   rows [i, i + rows) of query head h against
+//                                      the prepared block (kAccumulate / kFinal as for the kernels)
+//   decodes(n_q)                       whether calls of n_q rows take the decode shape
+//   dec_rows(by_heads)                 rows per dec() call: the heads of a group (one query row),
+//                                      or the query rows of one head
+//   dec_keys(group, n_k)               keys per dec() call
+//   key_align()                        dec() calls start at multiples of this (a cache's panels)
+//   key_unit(decoding)                 key splits between tasks are multiples of this
+//   dec(hk, h, i, rows, by_heads, j, cols, s, lds)   the decode shape: heads h ... (row 0) or rows
+//                                      i ... of head h, against keys [j, j + cols)
+//   rebased(hk0, g, i0, j0)            the engine for KV heads from hk0 (g query heads each), query
+//                                      rows from i0 and keys from j0 (a multiple of key_unit)
+#ifndef ATTNSCORE_DRIVER_HPP
+#define ATTNSCORE_DRIVER_HPP
+
+#include <cstddef>
+
+#include "attention.h"
+#include "kernels.h"
+
+namespace attnscore {
+
+// A checked call in the driver's terms: shapes, S (f32) and what finishes its rows.
+struct Problem {
+  std::size_t heads_q = 1, heads_kv = 1, n_q = 0, n_k = 0, d = 0;
+  float *s = nullptr;
+  std::size_t shs = 0, srs = 0;  // S head and row strides
+  float scale = 1.0f;            // resolved (never 0)
+  float softcap = 0.0f;
+  unsigned mask = 0;
+  std::size_t pos_offset = 0, window = 0;
+  SoftmaxSpanFn softmax = nullptr;  // null: no softmax
+
+  bool finishes() const noexcept { return mask != 0 || softcap != 0.0f || softmax != nullptr; }
+
+  // The keys [lo, hi) that query row i sees (lo == hi: none).
+  Span span(std::size_t i) const noexcept {
+    Span sp{0, n_k};
+    if (mask == 0) return sp;
+    const std::size_t p = pos_offset + i;  // checked: no overflow
+    sp.hi = p >= n_k ? n_k : p + 1;
+    if ((mask & ATTNSCORE_MASK_WINDOW) && p >= window) sp.lo = p - window + 1;
+    if (sp.lo > sp.hi) sp.lo = sp.hi;
+    return sp;
+  }
+};
+
+// A single-head scores call: S is n_q x n_k with row stride lds.
+inline Problem scores_problem(std::size_t n_q, std::size_t n_k, std::size_t d, float *s,
+                              std::size_t lds, float scale) noexcept {
+  Problem p;
+  p.n_q = n_q, p.n_k = n_k, p.d = d, p.s = s, p.shs = 0, p.srs = lds, p.scale = scale;
+  return p;
+}
+
+// An attention call (arguments checked, scale resolved); the softmax is the level's.
+inline Problem attention_problem(const attnscore_attention_desc &a, float *s, float scale,
+                                 attnscore_level level) noexcept {
+  Problem p;
+  p.heads_q = a.heads_q, p.heads_kv = a.heads_kv, p.n_q = a.n_q, p.n_k = a.n_k, p.d = a.d;
+  p.s = s, p.shs = a.s_head_stride, p.srs = a.s_row_stride, p.scale = scale;
+  p.softcap = a.softcap, p.mask = a.mask, p.pos_offset = a.pos_offset, p.window = a.window;
+  p.softmax = (a.flags & ATTNSCORE_ATTN_SOFTMAX) ? softmax_for(level) : nullptr;
+  return p;
+}
+
+// Rows of a head computed before their rows are finished, so that the block of S being finished
+// is still in L2 (rounded up to a multiple of MR). Without finishing, all rows form one block.
+constexpr std::size_t kRowBlock = 64;
+
+template <class E>
+void drive(const E &e, const Problem &p) noexcept {
+  const std::size_t g = p.heads_q / p.heads_kv, n_q = p.n_q, n_k = p.n_k, d = p.d;
+  typename E::Scratch sc;
+  const auto finish_group = [&](std::size_t hk, std::size_t r0, std::size_t r1) {
+    if (!p.finishes()) return;
+    for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
+      for (std::size_t i = r0; i < r1; ++i)
+        finish_row(p.s + h * p.shs + i * p.srs, n_k, p.span(i), p.softcap, p.softmax);
+  };
+
+  if (e.decodes(n_q)) {
+    // Decode: only the keys some row sees are computed. With one query row the group's heads are
+    // the tile's rows, so each block of K is read (and transposed) once for up to dec_rows heads;
+    // larger groups take it in near-equal parts while it is in L1.
+    const std::size_t unit = e.key_align(), dk = e.dec_keys(g, n_k);
+    for (std::size_t hk = 0; hk < p.heads_kv; ++hk) {
+      if (n_q == 1) {
+        const Span sp = p.span(0);
+        const std::size_t parts = (g + e.dec_rows(true) - 1) / e.dec_rows(true);
+        const std::size_t step = (g + parts - 1) / parts;
+        for (std::size_t j = sp.lo / unit * unit; j < sp.hi; j += dk) {
+          const std::size_t cols = sp.hi - j < dk ? sp.hi - j : dk;
+          for (std::size_t r = 0; r < g; r += step)
+            e.dec(hk, hk * g + r, 0, g - r < step ? g - r : step, true, j, cols,
+                  p.s + (hk * g + r) * p.shs + j, p.shs);
+        }
+      } else {
+        const std::size_t R = e.dec_rows(false);
+        for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
+          for (std::size_t i = 0; i < n_q; i += R) {
+            const std::size_t rows = n_q - i < R ? n_q - i : R;
+            const std::size_t lo = p.span(i).lo / unit * unit, hi = p.span(i + rows - 1).hi;
+            for (std::size_t j = lo; j < hi; j += dk) {
+              const std::size_t cols = hi - j < dk ? hi - j : dk;
+              e.dec(hk, h, i, rows, false, j, cols, p.s + h * p.shs + i * p.srs + j, p.srs);
+            }
+          }
+      }
+      finish_group(hk, 0, n_q);
+    }
+    return;
+  }
+
+  // Prefill: within a block of rows, each prepared block of keys serves the rows of every head of
+  // the group that see at least one of its keys, starting at the first such row (the kernels give
+  // the same bits for any block, so tiles need not sit on a grid); wholly masked blocks are not
+  // even prepared.
+  const std::size_t mr = e.mr(), kc = e.chunk(), bk = e.block(n_k, p.mask != 0);
+  const std::size_t mc = p.finishes() ? (kRowBlock + mr - 1) / mr * mr : n_q;
+  for (std::size_t hk = 0; hk < p.heads_kv; ++hk)
+    for (std::size_t r0 = 0; r0 < n_q; r0 += mc) {
+      const std::size_t r1 = n_q - r0 < mc ? n_q : r0 + mc;
+      for (std::size_t j = 0; j < n_k; j += bk) {
+        const std::size_t keys = n_k - j < bk ? n_k - j : bk;
+        std::size_t ia = r0, ib = r1;  // spans move right as i grows
+        while (ia < ib && p.span(ia).hi <= j) ++ia;
+        while (ib > ia && p.span(ib - 1).lo >= j + keys) --ib;
+        if (ia == ib) continue;
+        for (std::size_t t = 0; t < d; t += kc) {
+          const std::size_t dc = d - t < kc ? d - t : kc;
+          const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
+          e.prepare(sc, hk, j, keys, t, dc);
+          for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
+            for (std::size_t i = ia; i < ib; i += mr) {
+              const std::size_t rows = ib - i < mr ? ib - i : mr;
+              e.tile(sc, h, i, rows, keys, t, dc, p.s + h * p.shs + i * p.srs + j, p.srs, flags);
+            }
+        }
+      }
+      finish_group(hk, r0, r1);
+    }
+}
+
+// Keys per task below which a decode split costs more than it saves (a few KiB of K).
+constexpr std::size_t kMinDecodeKeys = 256;
+
+// One call split into tasks run through `par`: ranges of KV heads (each with its query heads);
+// else, for unfinished scores, ranges of keys (decode, or prefill with enough panels); else ranges
+// of whole row tiles (their positions, and so the masks, kept). Every element is computed as in
+// the whole call, so the split never changes a bit. par == nullptr: the calling thread; else
+// par->parallel_for is called exactly once, whatever the thread count.
+template <class E>
+void drive_parallel(const E &e, const Problem &p, const attnscore_parallel *par) noexcept {
+  if (par == nullptr) return drive(e, p);
+  const std::size_t threads = par->threads == 0 ? 1 : par->threads;
+  const auto ceil_div = [](std::size_t a, std::size_t b) { return a / b + (a % b != 0); };
+  enum class By { heads, keys, rows } by = By::heads;
+  std::size_t step = p.heads_kv, n = p.heads_kv;
+  const bool decoding = e.decodes(p.n_q);
+  const std::size_t unit = e.key_unit(decoding);
+  if (p.heads_kv >= threads) {
+    step = ceil_div(p.heads_kv, threads);
+  } else if (!p.finishes() && decoding) {
+    const std::size_t tasks = p.n_k / kMinDecodeKeys < threads ? p.n_k / kMinDecodeKeys : threads;
+    by = By::keys, n = p.n_k;
+    step = ceil_div(ceil_div(p.n_k, tasks == 0 ? 1 : tasks), unit) * unit;
+  } else if (!p.finishes() && !decoding && ceil_div(p.n_k, unit) >= threads) {
+    by = By::keys, n = p.n_k;
+    step = ceil_div(ceil_div(p.n_k, unit), threads) * unit;
+  } else if (!decoding && p.n_q >= 2 * e.mr()) {
+    by = By::rows, n = p.n_q;
+    step = ceil_div(ceil_div(p.n_q, e.mr()), threads) * e.mr();
+  }
+  struct Work {
+    const E *e;
+    const Problem *p;
+    By by;
+    std::size_t step, n;
+  } w{&e, &p, by, step, n};
+  const auto task = [](void *ctx, std::size_t index) {
+    const Work &w = *static_cast<const Work *>(ctx);
+    const std::size_t first = index * w.step;
+    if (first >= w.n) return;
+    const std::size_t count = w.n - first < w.step ? w.n - first : w.step;
+    Problem q = *w.p;
+    const std::size_t g = q.heads_q / q.heads_kv;
+    if (w.by == By::heads) {
+      q.s += first * g * q.shs;
+      q.heads_kv = count, q.heads_q = count * g;
+      drive(w.e->rebased(first, g, 0, 0), q);
+    } else if (w.by == By::keys) {
+      q.s += first;
+      q.n_k = count;
+      drive(w.e->rebased(0, g, 0, first), q);
+    } else {
+      q.s += first * q.srs;
+      q.n_q = count;
+      q.pos_offset += first;  // cannot overflow: the whole call's last position fits
+      drive(w.e->rebased(0, g, first, 0), q);
+    }
+  };
+  par->parallel_for(par->ctx, task, &w, ceil_div(n, step));
+}
+
+}  // namespace attnscore
+
+#endif  // ATTNSCORE_DRIVER_HPP

@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: Apache-2.0
+// The engines of the one driver (driver.hpp): each dtype's kernel row bound to its K source, raw
+// rows (kCache false) or a packed key cache (kCache true). Strides are in elements.
+#ifndef ATTNSCORE_ENGINES_HPP
+#define ATTNSCORE_ENGINES_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "driver.hpp"
+#include "kernels.h"
+
+namespace attnscore {
+
+// Q as the engines read it: element (h, i, t) at q[h * hs + i * rs + t].
+template <class T>
+struct QView {
+  const T *p;
+  std::size_t hs, rs;
+  const T *at(std::size_t h, std::size_t i) const noexcept { return p + h * hs + i * rs; }
+  QView rebased(std::size_t h0, std::size_t i0) const noexcept { return {at(h0, i0), hs, rs}; }
+};
+
+// Raw K: key j of KV head hk at k[hk * hs + j * rs]. A cache: panels of NR keys (d-major, `stride`
+// elements each), KV head hk's first panel at panels + hk * hs.
+template <class T>
+struct KView {
+  const T *p;
+  std::size_t hs, rs;
+};
+
+// The per-row (per-key) scales of an s8 tensor: scale of head h, row i at p[h * hs + i * rs]
+// (rs 0: one scale per head).
+struct ScaleView {
+  const float *p;
+  std::size_t hs, rs;
+  float at(std::size_t h, std::size_t i) const noexcept { return p[h * hs + i * rs]; }
+  ScaleView rebased(std::size_t h0, std::size_t i0) const noexcept {
+    return {p + h0 * hs + i0 * rs, hs, rs};
+  }
+};
+
+// The kernel row of a float input type: f32, or binary16 (its bits) through the f16 row.
+template <class T>
+struct FloatKernel {
+  using type = KernelF32;
+};
+#if ATTNSCORE_HAVE_F16
+template <>
+struct FloatKernel<std::uint16_t> {
+  using type = KernelF16;
+};
+#endif
+
+// f32 Q and K, or binary16 Q and K converted exactly to f32, through a level's f32 arithmetic.
+// Prefill packs NR keys at a time from raw K (binary16 converted while packed) or reads a cache's
+// panels in place (binary16: a chunk of a panel converted at a time); binary16 Q rows are
+// converted into `qc` before the f32 micro-kernel reads them (one conversion per NR * MR FMAs),
+// so every element is summed as the f32 call sums the converted values. Decode streams raw K
+// through `dec`, or the cache's panels through `cdec`.
+template <class T, bool kCache>
+struct FloatEngine {
+  static constexpr bool kF16 = !std::is_same<T, float>::value;
+  const typename FloatKernel<T>::type *k;
+  QView<T> q;
+  KView<T> kv;
+  std::size_t d;
+  float scale;
+  struct Scratch {
+    alignas(64) float panel[kCache && !kF16 ? 1 : kPanelFloats];
+    alignas(64) float qc[kF16 ? kPanelFloats : 1];  // MR rows of kc floats (MR <= NR everywhere)
+    const float *block;
+  };
+
+  const KernelF32 &f32() const noexcept {
+    if constexpr (kF16)
+      return *k->f32;
+    else
+      return *k;
+  }
+  std::size_t nr() const noexcept { return f32().nr; }
+  std::size_t mr() const noexcept { return f32().mr; }
+  std::size_t chunk() const noexcept { return kPanelFloats / nr(); }
+  std::size_t block(std::size_t, bool) const noexcept { return nr(); }
+  void prepare(Scratch &sc, std::size_t hk, std::size_t j, std::size_t keys, std::size_t t,
+               std::size_t dc) const noexcept {
+    sc.block = sc.panel;
+    if constexpr (!kCache)
+      k->pack(keys, dc, kv.p + hk * kv.hs + j * kv.rs + t, kv.rs, sc.panel);
+    else if constexpr (kF16)
+      k->to_f32(dc * nr(), kv.p + hk * kv.hs + j / nr() * kv.rs + t * nr(), sc.panel);
+    else
+      sc.block = kv.p + hk * kv.hs + j / nr() * kv.rs + t * nr();
+  }
+  void tile(Scratch &sc, std::size_t h, std::size_t i, std::size_t rows, std::size_t keys,
+            std::size_t t, std::size_t dc, float *s, std::size_t lds,
+            unsigned flags) const noexcept {
+    if constexpr (kF16) {
+      const std::size_t kc = chunk();
+      for (std::size_t r = 0; r < rows; ++r) k->to_f32(dc, q.at(h, i + r) + t, sc.qc + r * kc);
+      f32().fn(rows, keys, dc, sc.qc, kc, sc.block, s, lds, scale, flags);
+    } else {
+      k->fn(rows, keys, dc, q.at(h, i) + t, q.rs, sc.block, s, lds, scale, flags);
+    }
+  }
+  bool decodes(std::size_t n_q) const noexcept { return n_q <= kDecodeRows && n_q < mr(); }
+  std::size_t dec_rows(bool by_heads) const noexcept {
+    return by_heads && !kCache ? k->dec_rows : kDecodeRows;
+  }
+  std::size_t dec_keys(std::size_t, std::size_t n_k) const noexcept {
+    return kCache ? n_k : k->nr_dec;
+  }
+  std::size_t key_align() const noexcept { return kCache ? nr() : 1; }
+  std::size_t key_unit(bool decoding) const noexcept {
+    return kCache || !decoding ? nr() : k->nr_dec;
+  }
+  void dec(std::size_t hk, std::size_t h, std::size_t i, std::size_t rows, bool by_heads,
+           std::size_t j, std::size_t cols, float *s, std::size_t lds) const noexcept {
+    const std::size_t ldq = by_heads ? q.hs : q.rs;
+    if constexpr (kCache)
+      k->cdec(rows, cols, d, q.at(h, i), ldq, kv.p + hk * kv.hs + j / nr() * kv.rs, kv.rs, s, lds,
+              scale);
+    else
+      k->dec(rows, cols, d, q.at(h, i), ldq, kv.p + hk * kv.hs + j * kv.rs, kv.rs, s, lds, scale);
+  }
+  FloatEngine rebased(std::size_t hk0, std::size_t g, std::size_t i0,
+                      std::size_t j0) const noexcept {
+    FloatEngine e = *this;
+    e.q = q.rebased(hk0 * g, i0);
+    e.kv.p += hk0 * kv.hs + (kCache ? j0 / nr() * kv.rs : j0 * kv.rs);
+    return e;
+  }
+};
+template <bool kCache>
+using F32Engine = FloatEngine<float, kCache>;
+
+#if ATTNSCORE_HAVE_F16
+template <bool kCache>
+using F16Engine = FloatEngine<std::uint16_t, kCache>;
+
+// The opt-in binary16 accumulation (raw K): acc_mr rows against any keys, the whole of d at once,
+// no packing; the same tile serves both shapes.
+struct F16AccEngine {
+  const KernelF16 *k;
+  QView<std::uint16_t> q;
+  KView<std::uint16_t> kv;
+  std::size_t d;
+  float scale;
+  struct Scratch {
+    const std::uint16_t *keys;
+  };
+
+  std::size_t mr() const noexcept { return k->acc_mr; }
+  std::size_t chunk() const noexcept { return d; }
+  std::size_t block(std::size_t n_k, bool masked) const noexcept {
+    return masked ? k->acc_nr * 16 : n_k;
+  }
+  void prepare(Scratch &sc, std::size_t hk, std::size_t j, std::size_t, std::size_t,
+               std::size_t) const noexcept {
+    sc.keys = kv.p + hk * kv.hs + j * kv.rs;
+  }
+  void tile(Scratch &sc, std::size_t h, std::size_t i, std::size_t rows, std::size_t keys,
+            std::size_t, std::size_t, float *s, std::size_t lds, unsigned) const noexcept {
+    k->acc(rows, keys, d, q.at(h, i), q.rs, sc.keys, kv.rs, s, lds, scale);
+  }
+  bool decodes(std::size_t) const noexcept { return false; }
+  std::size_t dec_rows(bool) const noexcept { return k->acc_mr; }
+  std::size_t dec_keys(std::size_t, std::size_t n_k) const noexcept { return n_k; }
+  std::size_t key_align() const noexcept { return 1; }
+  std::size_t key_unit(bool) const noexcept { return k->acc_nr; }
+  void dec(std::size_t hk, std::size_t h, std::size_t i, std::size_t rows, bool by_heads,
+           std::size_t j, std::size_t cols, float *s, std::size_t lds) const noexcept {
+    k->acc(rows, cols, d, q.at(h, i), by_heads ? q.hs : q.rs, kv.p + hk * kv.hs + j * kv.rs, kv.rs,
+           s, lds, scale);
+  }
+  F16AccEngine rebased(std::size_t hk0, std::size_t g, std::size_t i0,
+                       std::size_t j0) const noexcept {
+    F16AccEngine e = *this;
+    e.q = q.rebased(hk0 * g, i0);
+    e.kv.p += hk0 * kv.hs + j0 * kv.rs;
+    return e;
+  }
+};
+#endif  // ATTNSCORE_HAVE_F16
+
+#if ATTNSCORE_HAVE_S8
+// An int8 cache's layout beyond its panels: each panel holds all of d in groups of KG dims (so
+// chunk c of kS8Chunk dims is itself a kernel panel, at t * NR bytes), with NR key sums per chunk
+// and the keys' scales beside it.
+struct S8CacheView {
+  std::size_t panel_bytes, chunks;
+  // The NR sums of KV head hk, panel p, chunk c at sums[hk * sums_hs + (p * chunks + c) * NR].
+  const std::int32_t *sums;
+  std::size_t sums_hs;
+  const float *scales;  // key j of KV head hk: scales[hk * scales_hs + j]
+  std::size_t scales_hs;
+};
+
+// int8 Q and K: exact int32 sums, then (float)sum * ((q_scale * scale) * k_scale). Raw K is packed
+// a block of panels at a time (kS8BlockBytes: a block stays in L1, and a tile's S rows are written
+// as long runs); a cache's panels are read in place, all keys in one call when d is one chunk (so
+// the kernel streams them with prefetching, kStream). One query row with d <= kS8Chunk streams raw
+// K through the kernel's decode, where it has one.
+template <bool kCache>
+struct S8Engine {
+  const KernelS8 *k;
+  QView<std::int8_t> q;
+  ScaleView qs;
+  KView<std::int8_t> kv;  // raw K, or the cache's panels (rs unused, hs in bytes)
+  ScaleView ks;           // raw K's scales
+  S8CacheView cache;      // kCache only
+  std::size_t d;
+  float scale;
+  struct Scratch {
+    alignas(64) std::int8_t block[kCache ? 1 : kS8BlockBytes];
+    alignas(64) std::int32_t sums[kCache ? 1 : kS8BlockKeys];
+    alignas(64) float ks[kCache ? 1 : kS8BlockKeys];
+    const std::int8_t *pb;
+    const std::int32_t *ps;
+    const float *pk;
+  };
+
+  std::size_t panel_bytes(std::size_t dc) const noexcept {
+    return k->nr * ((dc + k->kg - 1) / k->kg * k->kg);
+  }
+  std::size_t mr() const noexcept { return k->mr; }
+  std::size_t chunk() const noexcept { return kS8Chunk; }
+  std::size_t block(std::size_t n_k, bool masked) const noexcept {
+    if constexpr (kCache) {
+      if (cache.chunks != 1) return k->nr;
+      return masked ? kS8BlockKeys / k->nr * k->nr : n_k;
+    } else {
+      (void)n_k, (void)masked;
+      std::size_t panels = kS8BlockBytes / panel_bytes(d < kS8Chunk ? d : kS8Chunk);
+      if (panels * k->nr > kS8BlockKeys) panels = kS8BlockKeys / k->nr;
+      return panels * k->nr;
+    }
+  }
+  void prepare(Scratch &sc, std::size_t hk, std::size_t j, std::size_t keys, std::size_t t,
+               std::size_t dc) const noexcept {
+    const std::size_t nr = k->nr;
+    if constexpr (kCache) {
+      (void)keys, (void)dc;
+      const std::size_t p = j / nr;
+      sc.pb = kv.p + hk * kv.hs + p * cache.panel_bytes + t * nr;
+      sc.ps = cache.sums + hk * cache.sums_hs + (p * cache.chunks + t / kS8Chunk) * nr;
+      sc.pk = cache.scales + hk * cache.scales_hs + j;
+    } else {
+      const std::size_t pbytes = panel_bytes(dc), np = (keys + nr - 1) / nr;
+      for (std::size_t p = 0; p < np; ++p) {
+        const std::size_t jp = j + p * nr, cols = keys - p * nr < nr ? keys - p * nr : nr;
+        k->pack(cols, dc, kv.p + hk * kv.hs + jp * kv.rs + t, kv.rs, sc.block + p * pbytes,
+                sc.sums + p * nr);
+        const float *src = ks.p + hk * ks.hs + jp * ks.rs;
+        if (ks.rs != 0 && cols == nr)  // per-key scales of a whole panel: one copy
+          std::memcpy(sc.ks + p * nr, src, nr * sizeof(float));
+        else
+          for (std::size_t u = 0; u < nr; ++u) sc.ks[p * nr + u] = u < cols ? src[u * ks.rs] : 0.0f;
+      }
+      sc.pb = sc.block, sc.ps = sc.sums, sc.pk = sc.ks;
+    }
+  }
+  void tile(Scratch &sc, std::size_t h, std::size_t i, std::size_t rows, std::size_t keys,
+            std::size_t t, std::size_t dc, float *s, std::size_t lds,
+            unsigned flags) const noexcept {
+    // The first product of the combined scale, (q_scale * scale), rounded as the contract says.
+    float qsc[kS8MaxMR];
+    for (std::size_t r = 0; r < rows; ++r) qsc[r] = qs.at(h, i + r) * scale;
+    if (kCache && cache.chunks == 1) flags |= kStream;
+    k->fn(rows, keys, dc, q.at(h, i) + t, q.rs, sc.pb, sc.ps, qsc, sc.pk, s, lds, flags);
+  }
+  bool decodes(std::size_t n_q) const noexcept {
+    return !kCache && n_q == 1 && d <= kS8Chunk && k->decode != nullptr;
+  }
+  std::size_t dec_rows(bool by_heads) const noexcept { return by_heads ? kMaxDecodeRows : 1; }
+  // One head streams every key in one call; a group's heads share blocks of K while in L1.
+  std::size_t dec_keys(std::size_t g, std::size_t n_k) const noexcept {
+    return g == 1 ? n_k : kS8BlockKeys;
+  }
+  std::size_t key_align() const noexcept { return 1; }
+  std::size_t key_unit(bool) const noexcept { return k->nr; }
+  void dec(std::size_t hk, std::size_t h, std::size_t i, std::size_t rows, bool by_heads,
+           std::size_t j, std::size_t cols, float *s, std::size_t lds) const noexcept {
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::size_t hh = by_heads ? h + r : h, ii = by_heads ? i : i + r;
+      k->decode(cols, d, q.at(hh, ii), kv.p + hk * kv.hs + j * kv.rs, kv.rs, qs.at(hh, ii) * scale,
+                ks.p + hk * ks.hs + j * ks.rs, ks.rs, s + r * lds);
+    }
+  }
+  S8Engine rebased(std::size_t hk0, std::size_t g, std::size_t i0, std::size_t j0) const noexcept {
+    S8Engine e = *this;
+    e.q = q.rebased(hk0 * g, i0);
+    e.qs = qs.rebased(hk0 * g, i0);
+    if constexpr (kCache) {
+      const std::size_t p = j0 / k->nr;
+      e.kv.p += hk0 * kv.hs + p * cache.panel_bytes;
+      e.cache.sums += hk0 * cache.sums_hs + p * cache.chunks * k->nr;
+      e.cache.scales += hk0 * cache.scales_hs + j0;
+    } else {
+      e.kv.p += hk0 * kv.hs + j0 * kv.rs;
+      e.ks = ks.rebased(hk0, j0);
+    }
+    return e;
+  }
+};
+#endif  // ATTNSCORE_HAVE_S8
+
+}  // namespace attnscore
+
+#endif  // ATTNSCORE_ENGINES_HPP
