@@ -48,7 +48,7 @@ extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(con
 #define FUZZ_UNGUIDED
 #endif
 
-extern "C" {  // tests/fuzz_c_calls.c
+extern "C" {  // tests/fuzz/c_calls.c
 const char *fuzz_c_kernel_name(int dtype);
 int fuzz_c_kernel_level(int dtype);
 const char *fuzz_c_level_name(int level);
@@ -1160,7 +1160,7 @@ int fuzz_queries(Input &in, int) {
     if (static_cast<int>(out) != level) fail("level %d, expected %d", static_cast<int>(out), level);
     std::free(str);
   }
-  // Enum arguments as C callers may pass them (tests/fuzz_c_calls.c): levels, dtypes, statuses.
+  // Enum arguments as C callers may pass them (tests/fuzz/c_calls.c): levels, dtypes, statuses.
   {
     const int level = c_enum_value(in), dtype = c_enum_value(in), status = c_enum_value(in);
     char what[96];

@@ -4,7 +4,7 @@
 class, encoded the way fuzz_api.cpp decodes them (keep the two in step). Element values are left
 to the target's input-seeded stream, so the files stay a few dozen bytes.
 
-    python3 tests/fuzz_seeds.py tests/fuzz_corpus
+    python3 tests/fuzz/seeds.py tests/fuzz/corpus
 """
 import os
 import struct
@@ -518,8 +518,7 @@ def seeds():
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
-                                                             "fuzz_corpus")
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
     os.makedirs(out, exist_ok=True)
     for name, data in sorted(seeds().items()):
         with open(os.path.join(out, name), "wb") as f:
