@@ -241,8 +241,8 @@ int fuzz_attention(Input &in, int) {
   if (dt == 1) {
     qh.assign(nq + (s_in_q ? 2 * ns + 16 : 0), 0);
     kh.resize(kbuf.size());
-    for (std::size_t x = 0; x < nq; ++x) qh[x] = half_bits(qbuf[x]);
-    for (std::size_t x = 0; x < kh.size(); ++x) kh[x] = half_bits(kbuf[x]);
+    for (std::size_t x = 0; x < nq; ++x) qh[x] = f16_nearest(qbuf[x]);
+    for (std::size_t x = 0; x < kh.size(); ++x) kh[x] = f16_nearest(kbuf[x]);
     qhp = qp ? qh.data() : nullptr, khp = kp ? kh.data() : nullptr;
     if (s_in_q && sp) sp = reinterpret_cast<float *>(qh.data() + 2 * (place % 8));
   } else if (dt == 2) {
@@ -287,7 +287,7 @@ int fuzz_attention(Input &in, int) {
     for (std::size_t x = 0; x < ns; ++x) {
       if (dt == 1
               ? to_bits(sbuf[x]) != to_bits(ref[x]) && !(std::isnan(sbuf[x]) && std::isnan(ref[x]))
-              : sh[x] != (to_bits(ref[x]) == kGuardBits ? 0x7e5a : half_round(ref[x])))
+              : sh[x] != (to_bits(ref[x]) == kGuardBits ? 0x7e5a : f16_nearest(ref[x])))
         fail("(form %u) element %zu differs from the f32 call's %a", dt, x,
              static_cast<double>(ref[x]));
     }

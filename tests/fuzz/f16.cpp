@@ -84,7 +84,7 @@ int fuzz_convert(Input &in, int) {
       std::uint16_t h;
       std::memcpy(&f, a0.data() + 4 * i, 4);
       std::memcpy(&h, dst + 2 * i, 2);
-      const std::uint16_t want_h = half_round(f);
+      const std::uint16_t want_h = f16_nearest(f);
       const bool nan = (want_h & 0x7fff) > 0x7c00;
       // Flushing modes may read a subnormal float as 0 (its binary16 is +-0 anyway) or write a
       // subnormal binary16 as 0.
@@ -195,7 +195,7 @@ int fuzz_f16_out(Input &in, int cap) {
   }
   for (std::size_t x = 0; x < ns; ++x) {
     const bool elem = x % lds < n_k;
-    const std::uint16_t want_h = elem ? half_round(ref[x]) : 0x7e5a;
+    const std::uint16_t want_h = elem ? f16_nearest(ref[x]) : 0x7e5a;
     const bool nan = elem && (want_h & 0x7fff) > 0x7c00;
     const bool flushed =
         g_fp_extra != 0 && elem && (want_h & 0x7c00) == 0 && sb[x] == (want_h & 0x8000);

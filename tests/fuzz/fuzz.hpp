@@ -297,12 +297,11 @@ struct F32 {
   static double bound(std::size_t d, double gauge, float scale);
 };
 
-// Binary16 inputs, as their bits, decoded and encoded by the format's own rule (never by the
-// library's converters): the value of h; the bits of v, which must be a binary16 value; x
-// rounded to the nearest binary16, ties to even (|x| >= 65520 -> Inf; NaN -> a NaN).
-float half_value(std::uint16_t h);
-std::uint16_t half_bits(float v);
-std::uint16_t half_round(float x);
+// Binary16 values by the tests' one binary16 oracle (support.hpp: the format's own rule, never
+// the library's converters): f16_nearest(x) rounds to the nearest binary16's bits (the bits of x
+// itself when x is a binary16 value), half_value(h) is the value of h as a float (exact).
+using testing::f16_nearest;
+inline float half_value(std::uint16_t h) { return static_cast<float>(testing::f16_value(h)); }
 
 struct F16 {
   using T = attnscore::f16;

@@ -92,40 +92,6 @@ double F32::bound(std::size_t d, double gauge, float scale) {
   return testing::contract_bound(d, gauge, scale);
 }
 
-// Binary16 inputs, as their bits, decoded and encoded here by the format's own rule (never by
-// the library's converters).
-float half_value(std::uint16_t h) {
-  const int e = (h >> 10) & 31, m = h & 1023;
-  const float sign = (h & 0x8000) ? -1.0f : 1.0f;
-  if (e == 31) return m != 0 ? std::copysign(NAN, sign) : sign * INFINITY;
-  return sign * std::ldexp(static_cast<float>(e == 0 ? m : 1024 + m), (e == 0 ? 1 : e) - 25);
-}
-
-// The bits of v, which must be a binary16 value (finite, a multiple of 2^-24, |v| <= 65504).
-std::uint16_t half_bits(float v) {
-  const std::uint16_t sign = std::signbit(v) ? 0x8000 : 0;
-  v = std::fabs(v);
-  if (v < std::ldexp(1.0f, -14))
-    return static_cast<std::uint16_t>(sign | static_cast<int>(std::ldexp(v, 24)));
-  int e;
-  const float m = std::frexp(v, &e);  // v = m * 2^e, m in [0.5, 1)
-  return static_cast<std::uint16_t>(sign | (e + 14) << 10 | static_cast<int>((m * 2 - 1) * 1024));
-}
-
-// x rounded to the nearest binary16, ties to even (|x| >= 65520 -> Inf; NaN -> a NaN), by the
-// format's rule, in double: every float is exact there.
-std::uint16_t half_round(float x) {
-  const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
-  if (std::isnan(x)) return 0x7e00;
-  double a = std::fabs(static_cast<double>(x));
-  if (a >= 65520.0) return sign | 0x7c00;
-  int e;
-  std::frexp(a, &e);                                   // a = m * 2^e, m in [0.5, 1)
-  const int q = std::max(e - 11, -24);                 // the quantum: 11 significant bits, or 2^-24
-  const double n = std::nearbyint(std::ldexp(a, -q));  // (default rounding: to nearest even)
-  return static_cast<std::uint16_t>(sign | half_bits(static_cast<float>(std::ldexp(n, q))));
-}
-
 namespace {
 
 const std::uint16_t kHalfSpecials[] = {0x0000, 0x8000, 0x3c00, 0xbc00, 0x7bff, 0xfbff,
@@ -137,10 +103,10 @@ const std::uint16_t kHalfSpecials[] = {0x0000, 0x8000, 0x3c00, 0xbc00, 0x7bff, 0
 F16::T F16::value(Input &in, unsigned mode, int exp) {
   switch (mode % 5) {
     case 0:  // small integers: exact sums in any order
-      return {half_bits(static_cast<float>(static_cast<int>(in.v8() % 17) - 8))};
+      return {f16_nearest(static_cast<float>(static_cast<int>(in.v8() % 17) - 8))};
     case 1:  // small integers scaled from subnormal to near the largest binary16
-      return {half_bits(std::ldexp(static_cast<float>(static_cast<int>(in.v8() % 17) - 8),
-                                   ((exp % 37) + 37) % 37 - 24))};
+      return {f16_nearest(std::ldexp(static_cast<float>(static_cast<int>(in.v8() % 17) - 8),
+                                     ((exp % 37) + 37) % 37 - 24))};
     case 2:
       return {kHalfSpecials[in.v8() % (sizeof kHalfSpecials / sizeof kHalfSpecials[0])]};
     case 3:  // any bits
