@@ -25,12 +25,12 @@ namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// (float)acc * ((qs * scale) * ks), acc the exact sum: the contract, written independently.
+// (float)acc * ((qs * scale) * ks), acc the exact sum: the contract, by the tests' s8 oracle.
 float expected(const std::int8_t *q, const std::int8_t *k, std::size_t d, float qs, float ks,
                float scale) {
   std::int64_t acc = 0;
   for (std::size_t t = 0; t < d; ++t) acc += std::int64_t{q[t]} * k[t];
-  return static_cast<float>(acc) * ((qs * scale) * ks);
+  return testing::s8_score(acc, qs, ks, scale);
 }
 
 // The suffix of a kernel name: its level.
