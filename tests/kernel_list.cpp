@@ -70,6 +70,7 @@ std::vector<const attnscore::KernelS8 *> usable_kernels_s8() {
   const attnscore::KernelS8 *const *table = attnscore::kernels_s8(&n);
   return usable_kernels(table, n);
 #else
+  WARN("int8 not built (ATTNSCORE_ENABLE_S8=OFF): no s8 kernel to test");
   return {};
 #endif
 }

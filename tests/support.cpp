@@ -185,6 +185,39 @@ std::string check_scores(const Buffer &s, const Reference &ref, std::size_t d, f
   return "";
 }
 
+float s8_score(std::int64_t acc, float q_scale, float k_scale, float scale) {
+  return static_cast<float>(acc) * ((q_scale * scale) * k_scale);
+}
+
+std::string check_scores_s8(const Buffer &s, const Buffer &q, const Buffer &k, std::size_t d,
+                            const float *q_scale, std::size_t q_step, const float *k_scale,
+                            std::size_t k_step, float scale) {
+  char msg[256];
+  for (std::size_t idx = 0; idx < s.mem.size(); ++idx) {
+    if (!s.in_matrix(idx) && to_bits(s.mem[idx]) != kGuardBits) {
+      std::snprintf(msg, sizeof msg, "guard cell %zu (matrix starts at %zu, ld %zu) overwritten",
+                    idx, s.off, s.ld);
+      return msg;
+    }
+  }
+  for (std::size_t i = 0; i < s.rows; ++i) {
+    for (std::size_t j = 0; j < s.cols; ++j) {
+      std::int64_t acc = 0;
+      for (std::size_t t = 0; t < d; ++t)
+        acc += static_cast<std::int64_t>(q.at(i, t)) * static_cast<std::int64_t>(k.at(j, t));
+      const float want = s8_score(acc, q_scale[i * q_step], k_scale[j * k_step], scale);
+      const float got = s.at(i, j);
+      if (to_bits(got) != to_bits(want)) {
+        std::snprintf(msg, sizeof msg, "S[%zu][%zu] = %a, want %a (exact sum %lld)", i, j,
+                      static_cast<double>(got), static_cast<double>(want),
+                      static_cast<long long>(acc));
+        return msg;
+      }
+    }
+  }
+  return "";
+}
+
 #if defined(__x86_64__) || defined(__i386__)
 std::uint64_t fp_control() { return _mm_getcsr(); }
 void set_fp_control(std::uint64_t v) { _mm_setcsr(static_cast<unsigned>(v)); }

@@ -109,6 +109,16 @@ std::string check_scores_f16acc(const Buffer &s, const Reference &ref, std::size
 std::string check_scores(const Buffer &s, const Reference &ref, std::size_t d, float scale,
                          bool exact);
 
+// The int8 contract (README "int8"): fl(fl(acc) * ((q_scale * scale) * k_scale)) for the exact
+// integer sum acc, evaluated in float in that order; the tests' one s8 oracle.
+float s8_score(std::int64_t acc, float q_scale, float k_scale, float scale);
+// Checks S of an int8 call on Q and K (Buffers holding int8 values) bit for bit against
+// s8_score, with q_scale[i * q_step] and k_scale[j * k_step] (steps 0 or 1), and every element of
+// the S buffer outside the matrix still holding kGuardBits. "" or the first failure.
+std::string check_scores_s8(const Buffer &s, const Buffer &q, const Buffer &k, std::size_t d,
+                            const float *q_scale, std::size_t q_step, const float *k_scale,
+                            std::size_t k_step, float scale);
+
 // An independent binary16 oracle (ldexp arithmetic, nothing shared with the library's bit
 // twiddling): the value of a pattern (NaN for NaN patterns), and the pattern nearest to x
 // (ties to even, |x| >= 65520 to +-Inf, NaN to the quiet NaN 0x7e00 with x's sign).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The kernel tester: every compiled kernel of every dtype this CPU can run, over the shape sweep of
-// the design.
+// The kernel tester: every compiled kernel of every dtype (f32, f16, int8) this CPU can run, over
+// the shape sweep of the design.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -19,11 +20,13 @@ namespace {
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // A kernel of any dtype as the sweep sees it: its tile sizes, and a run through its blocking
-// driver on float matrices whose values the dtype holds exactly (f16: binary16 values, as
-// round_to_dtype makes them; the run passes f16 copies, made by the tests' own oracle, with NaN
-// in the gaps between rows and a misaligned base).
+// driver on float matrices whose values the dtype holds exactly (f16: binary16 values, int8:
+// integers in [-128, 127], as round_to_dtype and fill_exact make them; the run passes copies in
+// the dtype, f16 made by the tests' own oracle, with NaN (f16) or -77 (int8) in the gaps between
+// rows and a misaligned base).
 // An f16-accumulating kernel (acc16) is held to its own bound (support.hpp, f16acc_bound)
-// instead of bit-exactness or the f32 contract.
+// instead of bit-exactness or the f32 contract; an int8 kernel is always held to the int8
+// contract bit for bit (support.hpp, s8_score), with scales of 1 unless a case gives its own.
 struct AnyKernel {
   std::string name;
   attnscore_level level;
@@ -33,9 +36,33 @@ struct AnyKernel {
 #if ATTNSCORE_HAVE_F16
   const attnscore::KernelF16 *f16 = nullptr;
 #endif
+#if ATTNSCORE_HAVE_S8
+  const attnscore::KernelS8 *s8 = nullptr;
+#endif
 
+  bool is_s8() const {
+#if ATTNSCORE_HAVE_S8
+    return s8 != nullptr;
+#else
+    return false;
+#endif
+  }
+
+  // q_scale / k_scale (int8 only): one per row / key when given, else a single 1.
   void run(std::size_t n_q, std::size_t n_k, std::size_t d, const float *q, std::size_t ldq,
-           const float *k, std::size_t ldk, float *s, std::size_t lds, float scale) const {
+           const float *k, std::size_t ldk, float *s, std::size_t lds, float scale,
+           const float *q_scale = nullptr, const float *k_scale = nullptr) const {
+#if ATTNSCORE_HAVE_S8
+    if (s8 != nullptr) {
+      const float one = 1.0f;
+      const std::vector<std::int8_t> qb = bytes(n_q, d, q, ldq), kb = bytes(n_k, d, k, ldk);
+      attnscore::run_s8(*s8, n_q, n_k, d, qb.data() + pad(ldq), ldq, q_scale ? q_scale : &one,
+                        q_scale ? 1 : 0, kb.data() + pad(ldk), ldk, k_scale ? k_scale : &one,
+                        k_scale ? 1 : 0, s, lds, scale);
+      return;
+    }
+#endif
+    (void)q_scale, (void)k_scale;
 #if ATTNSCORE_HAVE_F16
     if (f16 != nullptr) {
       const std::vector<std::uint16_t> qh = halves(n_q, d, q, ldq), kh = halves(n_k, d, k, ldk);
@@ -46,9 +73,12 @@ struct AnyKernel {
     attnscore::run_f32(*f32, n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
   }
 
-  // Rows the decode tile takes (the attention call's g-row tile), and one call of it: `rows`
-  // x `cols` <= nr_dec scores from raw Q and K.
+  // Rows the decode tile takes (the attention call's g-row tile; int8: the one-row decode
+  // kernel, 0 without one), and one call of it: `rows` x `cols` <= nr_dec scores from raw Q and K.
   std::size_t dec_rows() const {
+#if ATTNSCORE_HAVE_S8
+    if (s8 != nullptr) return s8->decode != nullptr ? 1 : 0;
+#endif
 #if ATTNSCORE_HAVE_F16
     if (f16 != nullptr) return f16->dec_rows;
 #endif
@@ -56,6 +86,14 @@ struct AnyKernel {
   }
   void dec(std::size_t rows, std::size_t cols, std::size_t d, const float *q, std::size_t ldq,
            const float *k, std::size_t ldk, float *s, std::size_t lds, float scale) const {
+#if ATTNSCORE_HAVE_S8
+    if (s8 != nullptr) {  // one row (dec_rows)
+      const float one = 1.0f;
+      const std::vector<std::int8_t> qb = bytes(rows, d, q, ldq), kb = bytes(cols, d, k, ldk);
+      s8->decode(cols, d, qb.data() + pad(ldq), kb.data() + pad(ldk), ldk, scale, &one, 0, s);
+      return;
+    }
+#endif
 #if ATTNSCORE_HAVE_F16
     if (f16 != nullptr) {
       const std::vector<std::uint16_t> qh = halves(rows, d, q, ldq), kh = halves(cols, d, k, ldk);
@@ -66,19 +104,56 @@ struct AnyKernel {
     f32->dec(rows, cols, d, q, ldq, k, ldk, s, lds, scale);
   }
 
-  // Rounds the matrix of `b` to values this dtype holds (nothing to do for f32).
+  // Rounds the matrix of `b` (values in [-1, 1]) to values this dtype holds (nothing to do for
+  // f32; int8: to the integers of [-127, 127], as a quantizer of scale 1/127 would).
   void round_to_dtype(Buffer &b) const {
+    for (std::size_t i = 0; i < b.rows; ++i)
+      for (std::size_t j = 0; j < b.cols; ++j) {
+        float &x = b.at(i, j);
+        if (is_s8()) x = std::nearbyint(x * 127.0f);
 #if ATTNSCORE_HAVE_F16
-    if (f16 != nullptr)
-      for (std::size_t i = 0; i < b.rows; ++i)
-        for (std::size_t j = 0; j < b.cols; ++j)
-          b.at(i, j) = static_cast<float>(testing::f16_value(testing::f16_nearest(b.at(i, j))));
-#else
-    (void)b;
+        if (f16 != nullptr) x = static_cast<float>(testing::f16_value(testing::f16_nearest(x)));
 #endif
+      }
+  }
+
+  // Exact integer data: small integers (sums exact in any order), or for int8 the full range,
+  // and in every seventh case (variant) only its extremes -128 and 127.
+  void fill_exact(Buffer &b, std::mt19937 &rng, unsigned variant) const {
+    if (!is_s8()) return testing::fill_ints(b, 4, rng);
+    std::uniform_int_distribution<int> full(-128, 127), coin(0, 1);
+    for (std::size_t i = 0; i < b.rows; ++i)
+      for (std::size_t j = 0; j < b.cols; ++j)
+        b.at(i, j) = static_cast<float>(variant % 7 != 0 ? full(rng) : coin(rng) ? -128 : 127);
+  }
+
+  // S checked against the reference of Q and K: the dtype's contract (see above); `exact`
+  // (f32, f16): bit-identical to fl(R), else within the contract's bound.
+  std::string check(const Buffer &s, const Buffer &q, const Buffer &k, std::size_t d, float scale,
+                    bool exact, const float *q_scale = nullptr,
+                    const float *k_scale = nullptr) const {
+    if (is_s8()) {
+      const float one = 1.0f;
+      return testing::check_scores_s8(s, q, k, d, q_scale ? q_scale : &one, q_scale ? 1 : 0,
+                                      k_scale ? k_scale : &one, k_scale ? 1 : 0, scale);
+    }
+    const testing::Reference ref = testing::reference(q, k, d, scale);
+    if (acc16) return testing::check_scores_f16acc(s, ref, d, scale);
+    return testing::check_scores(s, ref, d, scale, exact);
   }
 
  private:
+  // The int8 copy's misaligned start, varying with the stride (bytes have no alignment to miss,
+  // but the kernels' vector loads cross lines differently).
+  static std::size_t pad(std::size_t ld) { return 1 + ld % 7; }
+  static std::vector<std::int8_t> bytes(std::size_t rows, std::size_t cols, const float *m,
+                                        std::size_t ld) {
+    std::vector<std::int8_t> b(pad(ld) + (rows - 1) * ld + cols + 1, std::int8_t{-77});
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < cols; ++j)
+        b[pad(ld) + i * ld + j] = static_cast<std::int8_t>(m[i * ld + j]);
+    return b;
+  }
   static std::vector<std::uint16_t> halves(std::size_t rows, std::size_t cols, const float *m,
                                            std::size_t ld) {
     std::vector<std::uint16_t> h(1 + (rows - 1) * ld + cols + 1, 0x7e00);
@@ -89,7 +164,8 @@ struct AnyKernel {
   }
 };
 
-// Every usable kernel of every dtype, f32 first.
+// Every usable kernel of every dtype, f32 first, then f16 and int8: each table's kernels this
+// CPU runs (the others reported by testing::usable_kernels_*).
 std::vector<AnyKernel> usable_all() {
   std::vector<AnyKernel> all;
   for (const KernelF32 *k : testing::usable_kernels_f32()) {
@@ -106,7 +182,21 @@ std::vector<AnyKernel> usable_all() {
     all.push_back(a);
   }
 #endif
+#if ATTNSCORE_HAVE_S8
+  for (const attnscore::KernelS8 *k : testing::usable_kernels_s8()) {
+    AnyKernel a{k->name, k->level, k->mr, k->nr, k->nr};  // decode: one row, any cols
+    a.s8 = k;
+    all.push_back(a);
+  }
+#endif
   return all;
+}
+
+std::vector<AnyKernel> usable_s8() {
+  std::vector<AnyKernel> s8;
+  for (const AnyKernel &k : usable_all())
+    if (k.is_s8()) s8.push_back(k);
+  return s8;
 }
 
 // One call shape; the layout variant rotates through dense, padded (prime) strides and
@@ -128,30 +218,37 @@ Shape make_shape(std::size_t n_q, std::size_t n_k, std::size_t d, unsigned varia
   }
 }
 
-// Runs `kernel` through the blocking driver on `sh`; returns "" or the first failure.
+// Runs `kernel` through the blocking driver on `sh`; returns "" or the first failure. An int8
+// kernel gets per-row and per-key scales in every other case (variant), one each otherwise.
 std::string run_case(const AnyKernel &kernel, const Shape &sh, bool exact, float scale,
-                     std::mt19937 &rng) {
+                     std::mt19937 &rng, unsigned variant = 1) {
   Buffer q(sh.n_q, sh.d, sh.ldq, sh.q_off, kNaN), k(sh.n_k, sh.d, sh.ldk, sh.k_off, kNaN);
   Buffer s(sh.n_q, sh.n_k, sh.lds, sh.s_off, testing::from_bits(testing::kGuardBits));
   if (exact) {
-    testing::fill_ints(q, 4, rng);
-    testing::fill_ints(k, 4, rng);
+    kernel.fill_exact(q, rng, variant);
+    kernel.fill_exact(k, rng, variant);
   } else {
     testing::fill_uniform(q, rng);
     testing::fill_uniform(k, rng);
     kernel.round_to_dtype(q);
     kernel.round_to_dtype(k);
   }
+  std::vector<float> qs, ks;  // int8: per-row and per-key scales
+  if (kernel.is_s8() && variant % 2 == 0) {
+    std::uniform_real_distribution<float> sd(0.001f, 0.1f);
+    for (std::size_t i = 0; i < sh.n_q; ++i) qs.push_back(sd(rng));
+    for (std::size_t j = 0; j < sh.n_k; ++j) ks.push_back(sd(rng));
+  }
+  const float *qsp = qs.empty() ? nullptr : qs.data(), *ksp = ks.empty() ? nullptr : ks.data();
   for (std::size_t i = 0; i < sh.n_q; ++i)
     for (std::size_t j = 0; j < sh.n_k; ++j) s.at(i, j) = kNaN;
   const std::vector<float> q_before = q.mem, k_before = k.mem;
-  kernel.run(sh.n_q, sh.n_k, sh.d, q.data(), sh.ldq, k.data(), sh.ldk, s.data(), sh.lds, scale);
+  kernel.run(sh.n_q, sh.n_k, sh.d, q.data(), sh.ldq, k.data(), sh.ldk, s.data(), sh.lds, scale, qsp,
+             ksp);
   if (std::memcmp(q_before.data(), q.mem.data(), q.mem.size() * sizeof(float)) != 0 ||
       std::memcmp(k_before.data(), k.mem.data(), k.mem.size() * sizeof(float)) != 0)
     return "an input was modified";
-  const testing::Reference ref = testing::reference(q, k, sh.d, scale);
-  if (kernel.acc16) return testing::check_scores_f16acc(s, ref, sh.d, scale);
-  return testing::check_scores(s, ref, sh.d, scale, exact);
+  return kernel.check(s, q, k, sh.d, scale, exact, qsp, ksp);
 }
 
 // n_k over 1 ... NR + 1, then past two and to three panels, of both the prefill and the decode
@@ -161,32 +258,37 @@ std::vector<std::size_t> n_k_sweep(const AnyKernel &kernel) {
   for (std::size_t n = 1; n <= kernel.nr + 1; ++n) ns.push_back(n);
   for (std::size_t nr : {kernel.nr, kernel.nr_dec})
     for (std::size_t n : {nr - 1, nr + 1, 2 * nr - 1, 2 * nr + 1, 3 * nr})
-      if (n > kernel.nr + 1) ns.push_back(n);
+      if (n > kernel.nr + 1 && std::find(ns.begin(), ns.end(), n) == ns.end()) ns.push_back(n);
   return ns;
 }
 
-std::vector<std::size_t> sweep_d() {
+// int8 also around its chunks of d (kS8Chunk).
+std::vector<std::size_t> sweep_d(const AnyKernel &kernel) {
   std::vector<std::size_t> ds;
   for (std::size_t d = 1; d <= 33; ++d) ds.push_back(d);
   for (std::size_t d : {63, 64, 65, 80, 96, 127, 128, 256, 1000}) ds.push_back(d);
+  if (kernel.is_s8())
+    for (std::size_t d : {511, 512, 513, 1025}) ds.push_back(d);
   return ds;
 }
 
 }  // namespace
 
-TEST_CASE("every kernel: exact integer data, full sweep, bit for bit", "[kernels][f16][f32]") {
+TEST_CASE("every kernel: exact integer data, full sweep, bit for bit", "[kernels][f16][f32][s8]") {
   const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
   const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
   std::mt19937 rng(1234);
   unsigned variant = 0, cases = 0;
-  for (std::size_t d : sweep_d()) {
+  for (std::size_t d : sweep_d(*kernel)) {
     for (std::size_t n_q = 1; n_q <= 2 * kernel->mr + 1; ++n_q) {
+      // int8's long d: fewer row counts, the same edges.
+      if (kernel->is_s8() && d > 256 && n_q % 3 != 1) continue;
       for (std::size_t n_k : n_k_sweep(*kernel)) {
         const Shape sh = make_shape(n_q, n_k, d, variant++);
         // Mostly the default scale; every fifth case a negative one with a full mantissa.
         const float scale = variant % 5 ? attnscore_default_scale(d) : -0.3f;
-        const std::string err = run_case(*kernel, sh, true, scale, rng);
+        const std::string err = run_case(*kernel, sh, true, scale, rng, variant);
         if (!err.empty()) {
           CAPTURE(n_q, n_k, d, sh.ldq, sh.ldk, sh.lds, sh.q_off, sh.k_off, sh.s_off, scale);
           FAIL(err);
@@ -195,10 +297,34 @@ TEST_CASE("every kernel: exact integer data, full sweep, bit for bit", "[kernels
       }
     }
   }
+#if ATTNSCORE_HAVE_S8
+  // int8: around the driver's blocks of packed K (as many NR-key panels of a chunk of d as
+  // kS8BlockBytes holds, at most kS8BlockKeys keys): one key short of a block, one past, and
+  // two and a half blocks, so that tiles run across several panels of a block and several blocks.
+  if (kernel->is_s8())
+    for (std::size_t d : {64, 100, 513}) {
+      const std::size_t dc = std::min(d, attnscore::kS8Chunk), kg = kernel->s8->kg,
+                        panel = kernel->nr * ((dc + kg - 1) / kg * kg);
+      const std::size_t keys =
+          std::min(attnscore::kS8BlockBytes / panel, attnscore::kS8BlockKeys / kernel->nr) *
+          kernel->nr;
+      for (std::size_t n_q : {std::size_t{1}, kernel->mr + 1})
+        for (std::size_t n_k : {keys - 1, keys + 1, 2 * keys + kernel->nr / 2}) {
+          const Shape sh = make_shape(n_q, n_k, d, variant++);
+          const std::string err =
+              run_case(*kernel, sh, true, attnscore_default_scale(d), rng, variant);
+          if (!err.empty()) {
+            CAPTURE(n_q, n_k, d, keys, sh.ldq, sh.ldk, sh.lds);
+            FAIL(err);
+          }
+          ++cases;
+        }
+    }
+#endif
   CHECK(cases > 0);
 }
 
-TEST_CASE("every kernel: random data within the contract's bound", "[kernels][f16][f32]") {
+TEST_CASE("every kernel: random data within the contract's bound", "[kernels][f16][f32][s8]") {
   const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
   const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
@@ -208,7 +334,8 @@ TEST_CASE("every kernel: random data within the contract's bound", "[kernels][f1
     for (std::size_t n_q : {std::size_t{1}, kernel->mr, 2 * kernel->mr + 1}) {
       for (std::size_t n_k : {std::size_t{1}, kernel->nr + 1, kernel->nr_dec + 3}) {
         const Shape sh = make_shape(n_q, n_k, d, variant++);
-        const std::string err = run_case(*kernel, sh, false, attnscore_default_scale(d), rng);
+        const std::string err =
+            run_case(*kernel, sh, false, attnscore_default_scale(d), rng, variant);
         if (!err.empty()) {
           CAPTURE(n_q, n_k, d, variant);
           FAIL(err);
@@ -219,7 +346,7 @@ TEST_CASE("every kernel: random data within the contract's bound", "[kernels][f1
 }
 
 TEST_CASE("every kernel: any block of S gives the same bits as the whole call",
-          "[kernels][f16][f32][determinism]") {
+          "[kernels][f16][f32][s8][determinism]") {
   const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
   const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
@@ -253,7 +380,7 @@ TEST_CASE("every kernel: any block of S gives the same bits as the whole call",
 }
 
 TEST_CASE("every kernel: the decode tile at every row count gives the prefill bits",
-          "[kernels][f16][f32][determinism]") {
+          "[kernels][f16][f32][s8][determinism]") {
   // The attention call's decode puts up to dec_rows query heads in the decode tile's rows; the
   // scores call gives it at most kDecodeRows. Every row count against the prefill kernel (the
   // driver with at least kDecodeRows + 1 rows), on exact integer data (also checked against
@@ -262,8 +389,12 @@ TEST_CASE("every kernel: the decode tile at every row count gives the prefill bi
   const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
   if (kernel->acc16) return;  // an f16-accumulating row has no decode tile (its own kernel)
-  REQUIRE(kernel->dec_rows() >= attnscore::kDecodeRows);
-  REQUIRE(kernel->dec_rows() <= attnscore::kMaxDecodeRows);
+  // An int8 kernel's decode kernel takes one row (d up to a chunk); some kernels have none.
+  if (kernel->is_s8() && kernel->dec_rows() == 0) return;
+  if (!kernel->is_s8()) {
+    REQUIRE(kernel->dec_rows() >= attnscore::kDecodeRows);
+    REQUIRE(kernel->dec_rows() <= attnscore::kMaxDecodeRows);
+  }
   std::mt19937 rng(2718);
   const std::size_t nr = kernel->nr_dec;
   unsigned variant = 0;
@@ -277,8 +408,8 @@ TEST_CASE("every kernel: the decode tile at every row count gives the prefill bi
         const std::size_t n_pre = rows > attnscore::kDecodeRows ? rows : attnscore::kDecodeRows + 1;
         Buffer q(n_pre, d, sh.ldq, sh.q_off, kNaN), k(cols, d, sh.ldk, sh.k_off, kNaN);
         if (exact) {
-          testing::fill_ints(q, 4, rng);
-          testing::fill_ints(k, 4, rng);
+          kernel->fill_exact(q, rng, variant);
+          kernel->fill_exact(k, rng, variant);
         } else {
           testing::fill_uniform(q, rng);
           testing::fill_uniform(k, rng);
@@ -295,8 +426,7 @@ TEST_CASE("every kernel: the decode tile at every row count gives the prefill bi
         CAPTURE(rows, cols, d, sh.ldq, sh.ldk, sh.lds, scale, exact);
         Buffer q_rows(rows, d, sh.ldq, sh.q_off, kNaN);
         q_rows.mem.assign(q.mem.begin(), q.mem.begin() + q_rows.mem.size());
-        const std::string err =
-            testing::check_scores(s, testing::reference(q_rows, k, d, scale), d, scale, exact);
+        const std::string err = kernel->check(s, q_rows, k, d, scale, exact);
         if (!err.empty()) FAIL(err);
         for (std::size_t i = 0; i < rows; ++i)
           for (std::size_t j = 0; j < cols; ++j)
@@ -311,6 +441,7 @@ TEST_CASE("every kernel: NaN and Inf propagate", "[kernels][f16][f32][ieee]") {
   const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
   const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
+  if (kernel->is_s8()) return;  // int8 holds no NaN or Inf
   const float inf = std::numeric_limits<float>::infinity();
   for (std::size_t d : {1, 5, 16, 37, 128}) {
     const std::size_t n_q = kernel->mr + 1, n_k = kernel->nr + 1;
@@ -370,144 +501,27 @@ TEST_CASE("every f32 kernel: the packed key cache gives the same bits as the raw
   }
 }
 
-// ---- s8: the same sweep for every s8 kernel, bit for bit against the exact integer sum ----
 #if ATTNSCORE_HAVE_S8
-namespace {
-
-using attnscore::KernelS8;
-
-// An int8 matrix inside a larger byte buffer, poisoned around it (its gaps are never read).
-struct BufferS8 {
-  std::size_t rows, cols, ld, off;
-  std::vector<std::int8_t> mem;
-  BufferS8(std::size_t r, std::size_t c, std::size_t l, std::size_t o)
-      : rows(r), cols(c), ld(l), off(o), mem(o + (r - 1) * l + c + 64, std::int8_t{-77}) {}
-  std::int8_t *data() { return mem.data() + off; }
-  std::int8_t &at(std::size_t i, std::size_t j) { return mem[off + i * ld + j]; }
-};
-
-// The contract: (float)acc * ((q_scale[i] * scale) * k_scale[j]), acc the exact sum.
-float s8_expected(BufferS8 &q, BufferS8 &k, std::size_t i, std::size_t j, std::size_t d, float qs,
-                  float ks, float scale) {
-  std::int64_t acc = 0;
-  for (std::size_t t = 0; t < d; ++t) acc += std::int64_t{q.at(i, t)} * k.at(j, t);
-  return static_cast<float>(acc) * ((qs * scale) * ks);
-}
-
-// Runs the s8 driver with `kernel`; values from `dist` (full range, or extremes only).
-std::string run_case_s8(const KernelS8 &kernel, const Shape &sh, bool per_row, float scale,
-                        int mode, std::mt19937 &rng) {
-  BufferS8 q(sh.n_q, sh.d, sh.ldq, sh.q_off), k(sh.n_k, sh.d, sh.ldk, sh.k_off);
-  std::uniform_int_distribution<int> full(-128, 127), coin(0, 1);
-  auto value = [&] { return mode == 0 ? full(rng) : coin(rng) ? -128 : 127; };
-  for (std::size_t i = 0; i < sh.n_q; ++i)
-    for (std::size_t t = 0; t < sh.d; ++t) q.at(i, t) = static_cast<std::int8_t>(value());
-  for (std::size_t j = 0; j < sh.n_k; ++j)
-    for (std::size_t t = 0; t < sh.d; ++t) k.at(j, t) = static_cast<std::int8_t>(value());
-  std::uniform_real_distribution<float> sd(0.001f, 0.1f);
-  std::vector<float> qs(per_row ? sh.n_q : 1), ks(per_row ? sh.n_k : 1);
-  for (float &x : qs) x = sd(rng);
-  for (float &x : ks) x = sd(rng);
-  Buffer s(sh.n_q, sh.n_k, sh.lds, sh.s_off, testing::from_bits(testing::kGuardBits));
-  for (std::size_t i = 0; i < sh.n_q; ++i)
-    for (std::size_t j = 0; j < sh.n_k; ++j) s.at(i, j) = kNaN;
-  const std::vector<std::int8_t> q_before = q.mem, k_before = k.mem;
-  attnscore::run_s8(kernel, sh.n_q, sh.n_k, sh.d, q.data(), sh.ldq, qs.data(), per_row ? 1 : 0,
-                    k.data(), sh.ldk, ks.data(), per_row ? 1 : 0, s.data(), sh.lds, scale);
-  if (q_before != q.mem || k_before != k.mem) return "an input was modified";
-  for (std::size_t idx = 0; idx < s.mem.size(); ++idx)
-    if (!s.in_matrix(idx) && testing::to_bits(s.mem[idx]) != testing::kGuardBits)
-      return "wrote outside S at buffer index " + std::to_string(idx);
-  for (std::size_t i = 0; i < sh.n_q; ++i)
-    for (std::size_t j = 0; j < sh.n_k; ++j) {
-      const float want =
-          s8_expected(q, k, i, j, sh.d, qs[per_row ? i : 0], ks[per_row ? j : 0], scale);
-      if (testing::to_bits(s.at(i, j)) != testing::to_bits(want))
-        return "S[" + std::to_string(i) + "][" + std::to_string(j) +
-               "] = " + std::to_string(s.at(i, j)) + ", want " + std::to_string(want);
-    }
-  return "";
-}
-
-}  // namespace
-
-TEST_CASE("every s8 kernel: full sweep, bit for bit against the exact sum", "[kernels][s8]") {
-  const KernelS8 *kernel = GENERATE(from_range(testing::usable_kernels_s8()));
-  CAPTURE(kernel->name);
-  std::mt19937 rng(4321);
-  unsigned variant = 0, cases = 0;
-  std::vector<std::size_t> ds = sweep_d();
-  for (std::size_t d : {511, 512, 513, 1025}) ds.push_back(d);  // around the chunks of d
-  for (std::size_t d : ds) {
-    for (std::size_t n_q = 1; n_q <= 2 * kernel->mr + 1; ++n_q) {
-      std::vector<std::size_t> n_ks;
-      for (std::size_t n = 1; n <= kernel->nr + 1; ++n) n_ks.push_back(n);
-      for (std::size_t n : {2 * kernel->nr - 1, 2 * kernel->nr + 1, 3 * kernel->nr})
-        if (n > kernel->nr + 1) n_ks.push_back(n);
-      if (d > 256 && n_q % 3 != 1) continue;  // long d: fewer row counts, same edges
-      for (std::size_t n_k : n_ks) {
-        const Shape sh = make_shape(n_q, n_k, d, variant++);
-        const float scale = variant % 5 ? attnscore_default_scale(d) : -0.3f;
-        const std::string err =
-            run_case_s8(*kernel, sh, variant % 2 == 0, scale, variant % 7 == 0 ? 1 : 0, rng);
-        if (!err.empty()) {
-          CAPTURE(n_q, n_k, d, sh.ldq, sh.ldk, sh.lds, sh.q_off, sh.k_off, sh.s_off, scale);
-          FAIL(err);
-        }
-        ++cases;
-      }
-    }
-  }
-  // Around the driver's blocks of packed K (as many NR-key panels of a chunk of d as
-  // kS8BlockBytes holds, at most kS8BlockKeys keys): one key short of a block, one past, and
-  // two and a half blocks, so that tiles run across several panels of a block and several blocks.
-  for (std::size_t d : {64, 100, 513}) {
-    const std::size_t dc = std::min(d, attnscore::kS8Chunk),
-                      panel = kernel->nr * ((dc + kernel->kg - 1) / kernel->kg * kernel->kg);
-    const std::size_t keys =
-        std::min(attnscore::kS8BlockBytes / panel, attnscore::kS8BlockKeys / kernel->nr) *
-        kernel->nr;
-    for (std::size_t n_q : {std::size_t{1}, kernel->mr + 1})
-      for (std::size_t n_k : {keys - 1, keys + 1, 2 * keys + kernel->nr / 2}) {
-        const Shape sh = make_shape(n_q, n_k, d, variant++);
-        const std::string err = run_case_s8(*kernel, sh, variant % 2 == 0,
-                                            attnscore_default_scale(d), variant % 7 == 0, rng);
-        if (!err.empty()) {
-          CAPTURE(n_q, n_k, d, keys, sh.ldq, sh.ldk, sh.lds);
-          FAIL(err);
-        }
-        ++cases;
-      }
-  }
-  CHECK(cases > 0);
-}
-
 TEST_CASE("every s8 kernel: -128 and 127 extremes over d up to the limit", "[kernels][s8]") {
-  const KernelS8 *kernel = GENERATE(from_range(testing::usable_kernels_s8()));
+  const AnyKernel kernel_row = GENERATE(from_range(usable_s8()));
+  const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
   const std::size_t d = ATTNSCORE_S8_MAX_D, n_q = kernel->mr + 1, n_k = kernel->nr + 1;
   // Rows of -128 and 127 (and one mixed row) against keys of both: sums up to 128^2 * d, the
   // largest an int32 holds; the biased forms (VNNI's Q + 128) pass 2^31 on the way.
-  BufferS8 q(n_q, d, d, 0), k(n_k, d, d + 1, 1);
+  Buffer q(n_q, d, d, 0, kNaN), k(n_k, d, d + 1, 1, kNaN);
   for (std::size_t i = 0; i < n_q; ++i)
     for (std::size_t t = 0; t < d; ++t)
-      q.at(i, t) = static_cast<std::int8_t>(i % 3 == 0   ? -128
-                                            : i % 3 == 1 ? 127
-                                                         : (t % 2 ? 127 : -128));
+      q.at(i, t) = i % 3 == 0 ? -128.0f : i % 3 == 1 ? 127.0f : (t % 2 ? 127.0f : -128.0f);
   for (std::size_t j = 0; j < n_k; ++j)
-    for (std::size_t t = 0; t < d; ++t)
-      k.at(j, t) = static_cast<std::int8_t>(j % 2 == 0 ? -128 : 127);
-  const float one = 1.0f;
-  std::vector<float> s(n_q * n_k, kNaN);
-  attnscore::run_s8(*kernel, n_q, n_k, d, q.data(), q.ld, &one, 0, k.data(), k.ld, &one, 0,
-                    s.data(), n_k, 1.0f);
+    for (std::size_t t = 0; t < d; ++t) k.at(j, t) = j % 2 == 0 ? -128.0f : 127.0f;
+  Buffer s(n_q, n_k, n_k, 0, testing::from_bits(testing::kGuardBits));
   for (std::size_t i = 0; i < n_q; ++i)
-    for (std::size_t j = 0; j < n_k; ++j) {
-      CAPTURE(i, j);
-      REQUIRE(testing::to_bits(s[i * n_k + j]) ==
-              testing::to_bits(s8_expected(q, k, i, j, d, 1.0f, 1.0f, 1.0f)));
-    }
+    for (std::size_t j = 0; j < n_k; ++j) s.at(i, j) = kNaN;
+  kernel->run(n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, s.data(), s.ld, 1.0f);
+  const std::string err = kernel->check(s, q, k, d, 1.0f, true);
+  if (!err.empty()) FAIL(err);
   // The largest sum itself, 128^2 * 131071 = 2147467264 (rounded to float once).
-  CHECK(s[0] == static_cast<float>(2147467264));
+  CHECK(s.at(0, 0) == static_cast<float>(2147467264));
 }
 #endif

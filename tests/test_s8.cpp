@@ -25,12 +25,12 @@ namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// (float)acc * ((qs * scale) * ks), acc the exact sum: the contract, written independently.
+// (float)acc * ((qs * scale) * ks), acc the exact sum: the contract, by the tests' s8 oracle.
 float expected(const std::int8_t *q, const std::int8_t *k, std::size_t d, float qs, float ks,
                float scale) {
   std::int64_t acc = 0;
   for (std::size_t t = 0; t < d; ++t) acc += std::int64_t{q[t]} * k[t];
-  return static_cast<float>(acc) * ((qs * scale) * ks);
+  return testing::s8_score(acc, qs, ks, scale);
 }
 
 // The suffix of a kernel name: its level.
@@ -293,14 +293,6 @@ TEST_CASE("s8 quantization helper at every level, in every rounding mode", "[api
 }
 
 #if ATTNSCORE_HAVE_F16
-// binary16 bits -> float, from the format's definition (finite values only).
-float f16_value(std::uint16_t h) {
-  const int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  const float mag = e == 0 ? std::ldexp(static_cast<float>(m), -24)
-                           : std::ldexp(static_cast<float>(1024 + m), e - 25);
-  return (h & 0x8000) ? -mag : mag;
-}
-
 TEST_CASE("s8 quantization from f16 rows at every level, in every rounding mode",
           "[api][s8][quantize][f16]") {
   testing::CapGuard guard;
@@ -332,7 +324,8 @@ TEST_CASE("s8 quantization from f16 rows at every level, in every rounding mode"
       REQUIRE(st == ATTNSCORE_OK);
       for (std::size_t i = 0; i < n; ++i) {
         std::vector<float> xf(d);
-        for (std::size_t t = 0; t < d; ++t) xf[t] = f16_value(x[i * ldx + t]);
+        for (std::size_t t = 0; t < d; ++t)
+          xf[t] = static_cast<float>(testing::f16_value(x[i * ldx + t]));
         std::vector<std::int8_t> want(d);
         float ws;
         quantize_ref(xf.data(), d, want.data(), &ws, mode);

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Writes the fuzz target's seed corpus: one small input per status, layout, scale and value
-class, encoded the way fuzz_api.cpp decodes them (keep the two in step). Element values are left
-to the target's input-seeded stream, so the files stay a few dozen bytes.
+class, encoded the way the target (tests/fuzz/) decodes them (keep the two in step; the call
+numbers are the rows of kCalls in fuzz_api.cpp). Element values are left to the target's
+input-seeded stream, so the files stay a few dozen bytes.
 
-    python3 tests/fuzz_seeds.py tests/fuzz_corpus
+    python3 tests/fuzz/seeds.py tests/fuzz/corpus
 """
 import os
 import struct
@@ -518,8 +519,7 @@ def seeds():
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
-                                                             "fuzz_corpus")
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus")
     os.makedirs(out, exist_ok=True)
     for name, data in sorted(seeds().items()):
         with open(os.path.join(out, name), "wb") as f:
