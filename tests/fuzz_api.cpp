@@ -534,7 +534,7 @@ long long snap(unsigned mode, long long p, long long m, long long n, long long u
 }
 
 // ---------------------------------------------------------------------------------------------
-// Status prediction from the documented rules (attnscore.h, README "Bad input and guarantees"):
+// Status prediction from the documented rules (attnscore.h: the statuses and the check order):
 // n_q or n_k zero -> OK (no-op); d zero; a NULL pointer; ldq < d; ldk < d; lds < n_k; scale not
 // finite or subnormal; a matrix whose extent in bytes, or whose end address, does not fit; S's
 // extent meeting Q's or K's. The C++ wrapper first checks that the shapes agree.
@@ -658,7 +658,7 @@ struct F32 {
     if (to_bits(scale) == 0) return attnscore::scores(q, k, s);  // the default argument
     return attnscore::scores(q, k, s, scale);
   }
-  // The contract's bound (README "Numerical contract").
+  // The contract's bound (docs/contract.md, "f32 scores").
   static double bound(std::size_t d, double gauge, float scale) {
     return testing::contract_bound(d, gauge, scale);
   }
@@ -736,7 +736,7 @@ struct F16 {
     if (to_bits(scale) == 0) return attnscore::scores(q, k, s);
     return attnscore::scores(q, k, s, scale);
   }
-  // Products of binary16 values are exact in f32: the same bound as f32 (README "float16").
+  // Products of binary16 values are exact in f32: the same bound as f32 (docs/contract.md).
   static double bound(std::size_t d, double gauge, float scale) {
     return testing::contract_bound(d, gauge, scale);
   }
@@ -1254,7 +1254,8 @@ int decode_cap(Input &in) {
 // ---------------------------------------------------------------------------------------------
 // attnscore_attention_f32: small heads x rows x d tensors in three layouts (head-major, padded,
 // token-major), or a stride the input picks; mask, window, offset, softcap, softmax and scale from
-// the input. The status is predicted from the README's list; errors leave every byte unchanged;
+// the input. The status is predicted from attnscore.h's check order; errors leave every byte
+// unchanged;
 // on success nothing outside S's elements changes and each element meets a double reference of
 // the unfused steps (finite data only).
 
