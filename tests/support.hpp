@@ -34,7 +34,7 @@ std::vector<const attnscore::KernelS8 *> usable_kernels_s8();
 // The levels that have an f32 kernel this CPU runs (int8-only levels such as avx512vnni do not).
 bool f32_level(attnscore_level level);
 
-// A level's place in the cap order, as the README's level table documents it (not the enum
+// A level's place in the cap order, as docs/dispatch.md's level table documents it (not the enum
 // value: avxvnni, numbered after avx512vnni, ranks between avx2 and avx512); -1 if unknown.
 int level_rank(attnscore_level level);
 
@@ -96,7 +96,7 @@ Reference reference(const Buffer &q, const Buffer &k, std::size_t d, float scale
 // The numerical contract: gamma(d+1) * P + (2d+2) * FLT_MIN * max(1, |scale|).
 double contract_bound(std::size_t d, double gauge, float scale);
 
-// The bound of the opt-in f16 accumulation (README, "f16 accumulation"): with u = 2^-11 and
+// The bound of the opt-in f16 accumulation (docs/contract.md): with u = 2^-11 and
 // m = ceil(d / 8) + 3 roundings to binary16 per product, gamma16(m + 1) * P + (m + 1) * 2^-14 *
 // |scale| + FLT_MIN.
 double f16acc_bound(std::size_t d, double gauge, float scale);

@@ -51,7 +51,8 @@ TEST_CASE("s8 public API at every level: bit for bit", "[api][s8]") {
   CHECK(testing::level_rank(attnscore_kernel_level(ATTNSCORE_DTYPE_S8)) <=
         testing::level_rank(level));
   CHECK(level_of(name) == attnscore_level_name(attnscore_kernel_level(ATTNSCORE_DTYPE_S8)));
-  // Every level but sse2 has an int8 kernel (README): a cap at a level this CPU runs gets it.
+  // Every level but sse2 has an int8 kernel (docs/dispatch.md): a cap at a level this CPU runs
+  // gets it.
   if (level != ATTNSCORE_LEVEL_SSE2) CHECK(attnscore_kernel_level(ATTNSCORE_DTYPE_S8) == level);
   std::mt19937 rng(17);
   std::uniform_int_distribution<int> v(-128, 127);
@@ -336,7 +337,8 @@ TEST_CASE("s8 quantization from f16 rows at every level, in every rounding mode"
       }
     }
   }
-  // As the README example: 127 and -50.25 (exact in binary16) quantize to 127, -50.
+  // As the int8 example (README, docs/api.md): 127 and -50.25 (exact in binary16) quantize to
+  // 127, -50.
   const std::uint16_t h[2] = {0x57f0, 0xd248};
   std::int8_t o[2];
   float sc;

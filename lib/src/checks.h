@@ -60,7 +60,8 @@ inline bool overlaps(const void *a, std::size_t a_bytes, const void *b,
   return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
 }
 
-// Every check of a scores call on raw Q and K, in the documented order (README "Bad input");
+// Every check of a scores call on raw Q and K, in the documented order (attnscore.h, "Check
+// order");
 // in_elem and out_elem are the bytes of an input and an output element. ATTNSCORE_OK with
 // n_q or n_k zero is the successful no-op.
 inline attnscore_status check_scores(std::size_t n_q, std::size_t n_k, std::size_t d, const void *q,

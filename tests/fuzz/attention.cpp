@@ -14,9 +14,9 @@ namespace fuzz {
 // ---------------------------------------------------------------------------------------------
 // attnscore_attention_f32: small heads x rows x d tensors in three layouts (head-major, padded,
 // token-major), or a stride the input picks; mask, window, offset, softcap, softmax and scale from
-// the input. The status is predicted from the README's list; errors leave every byte unchanged;
-// on success nothing outside S's elements changes and each element meets a double reference of
-// the unfused steps (finite data only).
+// the input. The status is predicted from attnscore.h's check order; errors leave every byte
+// unchanged; on success nothing outside S's elements changes and each element meets a double
+// reference of the unfused steps (finite data only).
 
 namespace {
 

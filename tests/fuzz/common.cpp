@@ -344,7 +344,7 @@ long long snap(unsigned mode, long long p, long long m, long long n, long long u
 }
 
 // ---------------------------------------------------------------------------------------------
-// Status prediction from the documented rules (attnscore.h, README "Bad input and guarantees"):
+// Status prediction from the documented rules (attnscore.h: the statuses and the check order):
 // n_q or n_k zero -> OK (no-op); d zero; a NULL pointer; ldq < d; ldk < d; lds < n_k; scale not
 // finite or subnormal; a matrix whose extent in bytes, or whose end address, does not fit; S's
 // extent meeting Q's or K's. The C++ wrapper first checks that the shapes agree.

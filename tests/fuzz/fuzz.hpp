@@ -293,7 +293,7 @@ struct F32 {
   static attnscore_status call_cpp(const attnscore::MatrixView<const float> &q,
                                    const attnscore::MatrixView<const float> &k,
                                    const attnscore::MatrixView<float> &s, float scale);
-  // The contract's bound (README "Numerical contract").
+  // The contract's bound (docs/contract.md, "f32 scores").
   static double bound(std::size_t d, double gauge, float scale);
 };
 
@@ -314,7 +314,7 @@ struct F16 {
   static attnscore_status call_cpp(const attnscore::MatrixView<const T> &q,
                                    const attnscore::MatrixView<const T> &k,
                                    const attnscore::MatrixView<float> &s, float scale);
-  // Products of binary16 values are exact in f32: the same bound as f32 (README "float16").
+  // Products of binary16 values are exact in f32: the same bound as f32 (docs/contract.md).
   static double bound(std::size_t d, double gauge, float scale);
 };
 

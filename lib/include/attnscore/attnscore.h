@@ -12,39 +12,103 @@
 extern "C" {
 #endif
 
-/** Result of every attnscore call. ATTNSCORE_OK is 0; every failure has its own code. */
+/** Result of every attnscore call. ATTNSCORE_OK is 0; every failure has its own code. This header
+ * is the one reference for the statuses and the order in which each call checks them (below the
+ * enum); on any status but ATTNSCORE_OK nothing is written. */
 typedef enum attnscore_status {
-  ATTNSCORE_OK = 0,                  /**< success (also the no-op n_q == 0 or n_k == 0) */
-  ATTNSCORE_ERR_NULL_POINTER = 1,    /**< q, k or s is NULL while n_q, n_k and d are non-zero */
-  ATTNSCORE_ERR_ZERO_DIM = 2,        /**< d == 0 (with n_q and n_k non-zero) */
-  ATTNSCORE_ERR_BAD_LDQ = 3,         /**< ldq < d */
-  ATTNSCORE_ERR_BAD_LDK = 4,         /**< ldk < d */
-  ATTNSCORE_ERR_BAD_LDS = 5,         /**< lds < n_k */
-  ATTNSCORE_ERR_BAD_SCALE = 6,       /**< scale is NaN, infinite or subnormal */
-  ATTNSCORE_ERR_SIZE_OVERFLOW = 7,   /**< a matrix's extent in bytes does not fit in size_t */
-  ATTNSCORE_ERR_OVERLAP = 8,         /**< the memory of s overlaps that of q or k */
-  ATTNSCORE_ERR_UNKNOWN_LEVEL = 9,   /**< a level this build's CPU family does not have */
+  ATTNSCORE_OK = 0, /**< success, including the no-op n_q == 0 or n_k == 0 (whatever the rest) */
+  /** q, k or s (or another pointer the call needs) is NULL, with n_q, n_k and d non-zero */
+  ATTNSCORE_ERR_NULL_POINTER = 1,
+  ATTNSCORE_ERR_ZERO_DIM = 2, /**< d == 0 (with n_q and n_k non-zero) */
+  ATTNSCORE_ERR_BAD_LDQ = 3,  /**< ldq < d */
+  ATTNSCORE_ERR_BAD_LDK = 4,  /**< ldk < d */
+  ATTNSCORE_ERR_BAD_LDS = 5,  /**< lds < n_k */
+  /** scale is NaN, +-Inf or subnormal (FTZ/DAZ and armv7 NEON would flush it to 0; +-0 selects
+   * the default) */
+  ATTNSCORE_ERR_BAD_SCALE = 6,
+  /** a matrix's extent in bytes does not fit in size_t (32 bits on armv7) or would end past the
+   * top of the address space */
+  ATTNSCORE_ERR_SIZE_OVERFLOW = 7,
+  ATTNSCORE_ERR_OVERLAP = 8, /**< the memory S spans meets the memory Q or K spans (touching is
+                                  fine; Q and K may overlap each other) */
+  /** attnscore_set_max_level with a level this build's CPU family lacks;
+   * attnscore_level_from_name with a name that is no level at all */
+  ATTNSCORE_ERR_UNKNOWN_LEVEL = 9,
   ATTNSCORE_ERR_SHAPE_MISMATCH = 10, /**< C++ views whose shapes disagree */
-  ATTNSCORE_ERR_UNKNOWN_DTYPE = 11,  /**< a dtype this build does not provide */
+  /** a call of a dtype this build leaves out (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF) */
+  ATTNSCORE_ERR_UNKNOWN_DTYPE = 11,
   ATTNSCORE_ERR_BUFFER_TOO_SMALL =
-      12,                        /**< key cache memory smaller than attnscore_kcache_f32_bytes */
+      12,                        /**< key cache memory smaller than attnscore_kcache_*_bytes */
   ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
-  ATTNSCORE_ERR_BAD_CACHE = 14,  /**< not a key cache made by attnscore_kcache_f32_init */
+  /** not a key cache made by attnscore_kcache_*_init: a misaligned pointer, or memory without the
+   * cache's header (a marker, not a proof: copied or freed cache memory is the caller's error) */
+  ATTNSCORE_ERR_BAD_CACHE = 14,
   ATTNSCORE_ERR_BAD_SCALE_COUNT = 15, /**< s8: a scale count neither 1 nor n_q (n_k) */
   ATTNSCORE_ERR_BAD_QUANT_SCALE = 16, /**< s8: a q/k scale value NaN, infinite or subnormal */
   ATTNSCORE_ERR_DIM_TOO_LARGE = 17,   /**< s8: d > ATTNSCORE_S8_MAX_D (int32 sums could overflow) */
   ATTNSCORE_ERR_NOT_FINITE = 18,      /**< quantization input holds a NaN or an infinity */
   ATTNSCORE_ERR_HEADS_MISMATCH = 19,  /**< heads_kv is 0 or does not divide heads_q */
-  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 20, /**< heads (or rows) of a tensor overlap each other */
-  ATTNSCORE_ERR_BAD_WINDOW = 21,      /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
-  ATTNSCORE_ERR_BAD_SOFTCAP = 22,     /**< softcap negative, NaN, infinite or subnormal */
-  ATTNSCORE_ERR_POSITION_OVERFLOW = 23, /**< pos_offset + n_q - 1 does not fit in size_t */
-  ATTNSCORE_ERR_BAD_FLAGS = 24,         /**< unknown bits in mask or flags */
+  /** attention: the heads (or rows) of Q, K or S overlap each other (a stride too small for the
+   * layout) */
+  ATTNSCORE_ERR_BAD_HEAD_STRIDE = 20,
+  ATTNSCORE_ERR_BAD_WINDOW = 21,  /**< ATTNSCORE_MASK_WINDOW with a window of 0 */
+  ATTNSCORE_ERR_BAD_SOFTCAP = 22, /**< softcap negative, NaN, infinite or subnormal (0: off) */
+  /** attention, under a mask: pos_offset + n_q - 1 does not fit in size_t */
+  ATTNSCORE_ERR_POSITION_OVERFLOW = 23,
+  /** unknown bits in the attention descriptor's mask or flags, or in the options of
+   * attnscore_scores_f16_ex / attnscore_scores_f16_to_f16_ex */
+  ATTNSCORE_ERR_BAD_FLAGS = 24,
   ATTNSCORE_ERR_SYSTEM = 25, /**< the system refused a thread or memory (pool creation) */
   ATTNSCORE_ERR_ROW_TOO_LONG =
       26, /**< f16 softmax output: n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS */
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
+
+/*
+ * Check order. Each call checks its arguments before it reads or writes any memory, and a call
+ * with several faults gets the status of the first check that fails, in this order:
+ *
+ * attnscore_scores_f32 (and attnscore::scores, which first returns ATTNSCORE_ERR_SHAPE_MISMATCH
+ * when q.cols != k.cols, s.rows != q.rows or s.cols != k.rows, even for empty views):
+ *   n_q == 0 or n_k == 0: ATTNSCORE_OK, nothing read or written, whatever the rest (NULL, a NaN
+ *   scale, ...); d == 0: ZERO_DIM; q, k or s NULL: NULL_POINTER; ldq < d: BAD_LDQ; ldk < d:
+ *   BAD_LDK; lds < n_k: BAD_LDS; scale NaN, +-Inf or subnormal: BAD_SCALE; a matrix's extent,
+ *   ((rows - 1) * ld + cols) * element bytes, past size_t or the top of the address space:
+ *   SIZE_OVERFLOW; S's extent (first to last element, row gaps included) meeting Q's or K's:
+ *   OVERLAP.
+ * attnscore_scores_f16, attnscore_scores_f16_to_f16: as the f32 call (elements of 2 bytes; S of
+ *   4 or 2). The _ex forms: the same, then BAD_FLAGS for unknown option bits.
+ * attnscore_scores_s8: no-op; ZERO_DIM; DIM_TOO_LARGE; NULL_POINTER (also q_scale, k_scale);
+ *   BAD_LDQ, BAD_LDK, BAD_LDS; BAD_SCALE_COUNT; BAD_SCALE; SIZE_OVERFLOW; OVERLAP (S against Q,
+ *   K and both scale arrays); BAD_QUANT_SCALE (0 is allowed).
+ * attnscore_quantize_s8, attnscore_quantize_f16_s8, attnscore_fold_channel_scales: no-op (n == 0);
+ *   ZERO_DIM; NULL_POINTER; BAD_LDQ (input), BAD_LDS (output); SIZE_OVERFLOW; OVERLAP (the fold
+ *   may work in place only with ldo == ldq); the quantizers then NOT_FINITE.
+ * attnscore_f16_to_f32, attnscore_f32_to_f16: no-op (n == 0); NULL_POINTER; SIZE_OVERFLOW;
+ *   OVERLAP.
+ * Key caches, _init: NULL_POINTER; ZERO_DIM; (s8) DIM_TOO_LARGE; SIZE_OVERFLOW; BUFFER_TOO_SMALL.
+ *   _append: NULL_POINTER (cache); BAD_CACHE; no-op (n == 0); NULL_POINTER (keys, s8 scales);
+ *   BAD_LDK; CACHE_FULL; SIZE_OVERFLOW; OVERLAP (keys meeting the cache); (s8) BAD_QUANT_SCALE.
+ *   Scores: NULL_POINTER (cache); BAD_CACHE; no-op; then as the raw call, with S also checked
+ *   against the cache's memory.
+ * attnscore_attention_f32: desc NULL: NULL_POINTER; heads_q, n_q or n_k 0: a successful no-op
+ *   whatever the rest; ZERO_DIM; q, k or s NULL: NULL_POINTER; HEADS_MISMATCH; q_row_stride < d,
+ *   k_row_stride < d, s_row_stride < n_k: BAD_LDQ, BAD_LDK, BAD_LDS; BAD_SCALE; BAD_SOFTCAP;
+ *   unknown mask or flag bits: BAD_FLAGS; BAD_WINDOW; under a mask, pos_offset + n_q - 1 past
+ *   SIZE_MAX: POSITION_OVERFLOW; heads or rows that overlap in Q, K or S, i.e. neither rows nested
+ *   in heads (head_stride >= (rows - 1) * row_stride + cols) nor heads nested in rows
+ *   (head_stride >= cols and row_stride >= (heads - 1) * head_stride + cols): BAD_HEAD_STRIDE; a
+ *   tensor's extent ((heads - 1) * head_stride + (rows - 1) * row_stride + cols) * element bytes
+ *   past size_t or the address space: SIZE_OVERFLOW; S's extent meeting Q's or K's: OVERLAP.
+ * attnscore_attention_f16, attnscore_attention_f32_to_f16: as attnscore_attention_f32 (elements
+ *   of 2 bytes for the binary16 tensors); then, f16 output with the softmax, ROW_TOO_LONG past
+ *   ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS keys.
+ * Every _parallel call: as its single-threaded call, then NULL_POINTER for a par whose
+ *   parallel_for is NULL (a NULL par runs on the calling thread).
+ * Without the dtype in the build (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF) the calls of
+ * that dtype return UNKNOWN_DTYPE; attnscore_pool_create: NULL_POINTER, SYSTEM;
+ * attnscore_set_max_level and attnscore_level_from_name: UNKNOWN_LEVEL.
+ */
 
 /** Input element types. */
 typedef enum attnscore_dtype {
@@ -349,8 +413,8 @@ attnscore_status attnscore_scores_f16_to_f16(size_t n_q, size_t n_k, size_t d, c
 
 /** Option bits of attnscore_scores_f16_ex and attnscore_scores_f16_to_f16_ex. */
 /** Accumulate in binary16 (ARMv8.2 FP16 arithmetic), never the default: less accurate (see the
- * README's bound) and sums past 65504 become +-Inf. Where the CPU, the level cap or the build has
- * no FP16 arithmetic the call accumulates in f32 instead, exactly as without the flag:
+ * bound in docs/contract.md) and sums past 65504 become +-Inf. Where the CPU, the level cap or the
+ * build has no FP16 arithmetic the call accumulates in f32 instead, exactly as without the flag:
  * attnscore_f16_accumulation_available() says which. */
 #define ATTNSCORE_F16_ACCUMULATE_F16 1u
 
