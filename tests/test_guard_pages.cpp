@@ -102,7 +102,7 @@ T from_int(int v) {
   return static_cast<T>(v);
 }
 template <>
-std::uint16_t from_int<std::uint16_t>(int v) {  // exact: small integers are binary16 values
+inline std::uint16_t from_int<std::uint16_t>(int v) {  // exact: small integers are f16 values
   return testing::f16_nearest(v);
 }
 
