@@ -192,13 +192,6 @@ std::vector<AnyKernel> usable_all() {
   return all;
 }
 
-std::vector<AnyKernel> usable_s8() {
-  std::vector<AnyKernel> s8;
-  for (const AnyKernel &k : usable_all())
-    if (k.is_s8()) s8.push_back(k);
-  return s8;
-}
-
 // One call shape; the layout variant rotates through dense, padded (prime) strides and
 // misaligned base pointers so that every kernel sees all of them across the sweep.
 struct Shape {
@@ -502,6 +495,13 @@ TEST_CASE("every f32 kernel: the packed key cache gives the same bits as the raw
 }
 
 #if ATTNSCORE_HAVE_S8
+std::vector<AnyKernel> usable_s8() {
+  std::vector<AnyKernel> s8;
+  for (const AnyKernel &k : usable_all())
+    if (k.is_s8()) s8.push_back(k);
+  return s8;
+}
+
 TEST_CASE("every s8 kernel: -128 and 127 extremes over d up to the limit", "[kernels][s8]") {
   const AnyKernel kernel_row = GENERATE(from_range(usable_s8()));
   const AnyKernel *kernel = &kernel_row;

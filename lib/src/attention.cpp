@@ -33,18 +33,6 @@ bool disjoint(std::size_t heads, std::size_t rows, std::size_t cols, std::size_t
          !__builtin_add_overflow(span, cols, &span) && rs >= span;
 }
 
-// Extent in bytes of a strided 3-D tensor, checked against size_t and address-space wrap.
-bool extent3(const void *base, std::size_t heads, std::size_t rows, std::size_t cols,
-             std::size_t hs, std::size_t rs, std::size_t elem, std::size_t *bytes) noexcept {
-  std::size_t a, b, n;
-  if (__builtin_mul_overflow(heads - 1, hs, &a) || __builtin_mul_overflow(rows - 1, rs, &b) ||
-      __builtin_add_overflow(a, b, &n) || __builtin_add_overflow(n, cols, &n) ||
-      __builtin_mul_overflow(n, elem, bytes))
-    return false;
-  std::uintptr_t end;
-  return !__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(base), *bytes, &end);
-}
-
 // A usable softcap: 0 (none) or positive, finite and normal (judged by bits, as scale_ok).
 bool softcap_ok(float c) noexcept {
   std::uint32_t bits;
@@ -76,9 +64,11 @@ attnscore_status check_attention(const attnscore_attention_desc &a, const void *
       !disjoint(a.heads_q, a.n_q, a.n_k, a.s_head_stride, a.s_row_stride))
     return ATTNSCORE_ERR_BAD_HEAD_STRIDE;
   std::size_t q_bytes, k_bytes, s_bytes;
-  if (!extent3(q, a.heads_q, a.n_q, a.d, a.q_head_stride, a.q_row_stride, qk_elem, &q_bytes) ||
-      !extent3(k, a.heads_kv, a.n_k, a.d, a.k_head_stride, a.k_row_stride, qk_elem, &k_bytes) ||
-      !extent3(s, a.heads_q, a.n_q, a.n_k, a.s_head_stride, a.s_row_stride, s_elem, &s_bytes))
+  if (!extent3_bytes(q, a.heads_q, a.n_q, a.d, a.q_head_stride, a.q_row_stride, qk_elem,
+                     &q_bytes) ||
+      !extent3_bytes(k, a.heads_kv, a.n_k, a.d, a.k_head_stride, a.k_row_stride, qk_elem,
+                     &k_bytes) ||
+      !extent3_bytes(s, a.heads_q, a.n_q, a.n_k, a.s_head_stride, a.s_row_stride, s_elem, &s_bytes))
     return ATTNSCORE_ERR_SIZE_OVERFLOW;
   if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, k, k_bytes))
     return ATTNSCORE_ERR_OVERLAP;

@@ -22,6 +22,20 @@ inline bool extent_bytes(const void *base, std::size_t rows, std::size_t cols, s
   return !__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(base), *bytes, &end);
 }
 
+// Extent in bytes of a strided 3-D tensor (heads x rows x cols, strides hs and rs, unit stride
+// within a row), checked against size_t and address-space wrap.
+inline bool extent3_bytes(const void *base, std::size_t heads, std::size_t rows, std::size_t cols,
+                          std::size_t hs, std::size_t rs, std::size_t elem,
+                          std::size_t *bytes) noexcept {
+  std::size_t a, b, n;
+  if (__builtin_mul_overflow(heads - 1, hs, &a) || __builtin_mul_overflow(rows - 1, rs, &b) ||
+      __builtin_add_overflow(a, b, &n) || __builtin_add_overflow(n, cols, &n) ||
+      __builtin_mul_overflow(n, elem, bytes))
+    return false;
+  std::uintptr_t end;
+  return !__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(base), *bytes, &end);
+}
+
 // 1 for an unusable scale: infinite, NaN or subnormal (±0 is usable: it selects the default, or
 // is an all-zero row's quantization scale). A subnormal scale would be flushed to zero under
 // FTZ/DAZ and by armv7 NEON, which always flushes: no bound holds then. Judged by its bits: under
