@@ -170,8 +170,20 @@ std::string g_call;  // description of the call being checked
 }
 
 // Every library call goes through here: no heap allocation inside it, FP controls unchanged.
+namespace {
 thread_local bool g_in_call = false;
 thread_local unsigned long g_allocs = 0;
+}  // namespace
+
+void begin_counting_allocs() {
+  g_allocs = 0;
+  g_in_call = true;
+}
+
+unsigned long end_counting_allocs() {
+  g_in_call = false;
+  return g_allocs;
+}
 
 #if FUZZ_ASAN
 void on_malloc(const volatile void *, std::size_t) {

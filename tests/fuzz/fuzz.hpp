@@ -146,8 +146,10 @@ extern std::string g_call;  // description of the call being checked
 [[noreturn]] __attribute__((format(printf, 1, 2))) void fail(const char *fmt, ...);
 
 // Every library call goes through api(): no heap allocation inside it, FP controls unchanged.
-extern thread_local bool g_in_call;
-extern thread_local unsigned long g_allocs;
+// The count is this thread's, kept in common.cpp behind functions: GCC's UBSan reports a null
+// store through another unit's extern thread_local.
+void begin_counting_allocs();
+unsigned long end_counting_allocs();  // allocations since begin_counting_allocs
 #if FUZZ_ASAN
 void on_malloc(const volatile void *, std::size_t);
 void on_free(const volatile void *);
@@ -176,13 +178,12 @@ auto api(const char *what, F f) {
   const std::uint64_t saved = testing::fp_control();
   const std::uint64_t mode = saved | g_fp_extra;
   if (g_fp_extra != 0) testing::set_fp_control(mode);
-  g_allocs = 0;
-  g_in_call = true;
+  begin_counting_allocs();
   auto r = f();
-  g_in_call = false;
+  const unsigned long allocs = end_counting_allocs();
   const std::uint64_t after = testing::fp_control();
   if (g_fp_extra != 0) testing::set_fp_control(saved);
-  if (g_allocs != 0) fail("%s allocated %lu times", what, g_allocs);
+  if (allocs != 0) fail("%s allocated %lu times", what, allocs);
   if ((mode ^ after) & testing::fp_control_mask())
     fail("%s changed the FP controls: %#llx -> %#llx", what, static_cast<unsigned long long>(mode),
          static_cast<unsigned long long>(after));
