@@ -4,7 +4,7 @@
 #include <asm/hwcap.h>
 #include <sys/auxv.h>
 
-#include "kernels.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // CPU families without a SIMD level here (the scalar level only): no features to detect.
-#include "kernels.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 

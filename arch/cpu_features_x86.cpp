@@ -3,7 +3,7 @@
 // xsimd 8.1's own detection misreads AVX and skips the OS check, so it is not used.
 #include <cpuid.h>
 
-#include "kernels.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "attnscore/attnscore.h"
 #include "bench.hpp"
-#include "tile_f32.hpp"
+#include "kernels/generic/tile_f32.hpp"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // The kernel testers' one list of kernels (see support.hpp); needs the library's internal table.
 #include <catch2/catch.hpp>
 
-#include "kernels.h"
+#include "dispatch/kernels.h"
 #include "support.hpp"
 
 namespace testing {

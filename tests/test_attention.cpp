@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
 #include "attnscore/attnscore.hpp"
+#include "core/attention.h"
 #include "support.hpp"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "attnscore/attnscore.h"
-#include "kernels.h"
+#include "dispatch/kernels.h"
 #include "support.hpp"
 
 namespace {

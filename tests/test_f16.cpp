@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "attnscore/attnscore.hpp"
-#include "kernels.h"
+#include "dispatch/kernels.h"
 #include "support.hpp"
 
 #if !ATTNSCORE_HAVE_F16

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "attnscore/attnscore.hpp"
-#include "kernels.h"
+#include "dispatch/kernels.h"
 #include "support.hpp"
 
 using attnscore::KernelF32;

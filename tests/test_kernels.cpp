@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels.h"
+#include "dispatch/kernels.h"
 #include "support.hpp"
 
 using attnscore::KernelF32;

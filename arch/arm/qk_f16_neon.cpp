@@ -2,7 +2,7 @@
 // Level neon: f16 on the f32 NEON tile (aarch64 qk_f32_8x8__neon: FCVTL; armv7
 // qk_f32_4x12__neon: NEON-VFPv4 VCVT.F32.F16), K converted while packed or streamed. NV and KB
 // are the f32 kernel's (qk_f32_neon.cpp).
-#include "tile_f16.hpp"
+#include "kernels/generic/tile_f16.hpp"
 
 namespace attnscore {
 

@@ -5,7 +5,7 @@
 // here is in an anonymous namespace or a kernel entry, so no copy is shared with other objects.
 #include <arm_neon.h>
 
-#include "kernels.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 namespace {

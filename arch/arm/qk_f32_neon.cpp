@@ -16,7 +16,7 @@
 //     per step.
 #include <arm_neon.h>
 
-#include "tile_f32.hpp"
+#include "kernels/generic/tile_f32.hpp"
 
 namespace attnscore {
 namespace {

@@ -9,7 +9,7 @@
 //   armv7 2x8c4: 8 accumulators (2 rows x 4 vectors of 2 keys) of the 16 q registers.
 #include <arm_neon.h>
 
-#include "tile_s8.hpp"
+#include "kernels/generic/tile_s8.hpp"
 
 namespace attnscore {
 namespace {

@@ -6,7 +6,7 @@
 // 16 dims, 2 panel vectors of the step's current group.
 #include <arm_neon.h>
 
-#include "tile_s8.hpp"
+#include "kernels/generic/tile_s8.hpp"
 
 namespace attnscore {
 namespace {

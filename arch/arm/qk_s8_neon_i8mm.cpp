@@ -13,7 +13,7 @@
 // 4 panel loads + 4 Q loads feed 16 smmla (8 x 8 x 8 products).
 #include <arm_neon.h>
 
-#include "tile_s8.hpp"
+#include "kernels/generic/tile_s8.hpp"
 
 namespace attnscore {
 namespace {

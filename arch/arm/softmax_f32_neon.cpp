@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Level neon, AArch64 only: the attention call's softmax, 4 lanes. (armv7 NEON flushes
 // subnormals, so armv7 keeps the portable loop, which runs on VFP.)
-#include "softmax_f32.hpp"
+#include "kernels/generic/softmax_f32.hpp"
 
 namespace attnscore {
 

@@ -2,7 +2,7 @@
 // Level avx512: f16 on the 8x32 f32 tile (qk_f32_8x32__avx512). K is converted with
 // _mm512_cvtph_ps (16 halves per zmm) while it is packed or streamed; the FMA loop is the f32
 // one. Same NV = 2, KB = 2 as the f32 kernel.
-#include "tile_f16.hpp"
+#include "kernels/generic/tile_f16.hpp"
 
 namespace attnscore {
 

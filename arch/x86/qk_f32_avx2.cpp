@@ -2,7 +2,7 @@
 // Level avx2 (-mavx2 -mfma -mf16c): f32 6x16 outer-product tile (the BLIS/MLAS Haswell shape).
 // 16 ymm: 12 FMA accumulators (6 rows x 2 vectors of 8 keys), 2 panel vectors, 1 broadcast of q;
 // two FMA pipes of latency 4-5 need >= 10 independent accumulators.
-#include "tile_f32.hpp"
+#include "kernels/generic/tile_f32.hpp"
 
 namespace attnscore {
 

@@ -3,7 +3,7 @@
 // 32 zmm: 16 FMA accumulators (8 rows x 2 vectors of 16 keys), 2 panel vectors, 1 broadcast of q.
 // Per step of d: 2 panel loads + 8 broadcast loads feed 16 FMAs, so two 512-bit FMA pipes
 // (Zen 5, Skylake-SP) stay busy with loads to spare.
-#include "tile_f32.hpp"
+#include "kernels/generic/tile_f32.hpp"
 
 namespace attnscore {
 

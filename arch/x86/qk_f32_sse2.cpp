@@ -3,7 +3,7 @@
 // 16 xmm: 12 accumulators (6 rows x 2 vectors of 4 keys), 2 panel vectors, 1 broadcast of q.
 // No FMA at this level: each step is a multiply then an add, in the same order as the scalar
 // level.
-#include "tile_f32.hpp"
+#include "kernels/generic/tile_f32.hpp"
 
 namespace attnscore {
 

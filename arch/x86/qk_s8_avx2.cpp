@@ -7,7 +7,7 @@
 // of 4 int16 of Q, the products.
 #include <immintrin.h>
 
-#include "tile_s8.hpp"
+#include "kernels/generic/tile_s8.hpp"
 
 namespace attnscore {
 namespace {

@@ -7,7 +7,7 @@
 // of 4 int16 of Q.
 #include <immintrin.h>
 
-#include "tile_s8.hpp"
+#include "kernels/generic/tile_s8.hpp"
 
 // GCC 12 reports maybe-uninitialized inside its own AVX-512 headers (the _mm512_undefined_ps of
 // the unmasked max/roundscale intrinsics that xsimd's float batches use): a false positive.

@@ -5,8 +5,8 @@
 // bytes of Q. Per group of 4 dims: 2 panel loads + 8 broadcast loads feed 16 vpdpbusd.
 #include <immintrin.h>
 
-#include "ops_s8_vnni.hpp"
-#include "tile_s8.hpp"
+#include "kernels/generic/ops_s8_vnni.hpp"
+#include "kernels/generic/tile_s8.hpp"
 
 // GCC 12 reports maybe-uninitialized inside its own AVX-512 headers (the _mm512_undefined_ps of
 // the unmasked max/roundscale intrinsics that xsimd's float batches use): a false positive.

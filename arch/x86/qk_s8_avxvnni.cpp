@@ -5,8 +5,8 @@
 // bytes of Q. Per group of 4 dims: 2 panel loads + 6 broadcast loads feed 12 vpdpbusd.
 #include <immintrin.h>
 
-#include "ops_s8_vnni.hpp"
-#include "tile_s8.hpp"
+#include "kernels/generic/ops_s8_vnni.hpp"
+#include "kernels/generic/tile_s8.hpp"
 
 namespace attnscore {
 namespace {

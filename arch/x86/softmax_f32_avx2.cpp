@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Level avx2: the attention call's softmax, 8 lanes.
-#include "softmax_f32.hpp"
+#include "kernels/generic/softmax_f32.hpp"
 
 namespace attnscore {
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The scalar level's f16 kernel: the software converter (f16.hpp) in front of the scalar f32
-// arithmetic, in the same order (s += q_t * k_t, t in order, a multiply then an add).
-#include "f16.hpp"
-#include "kernels.h"
+// The scalar level's f16 kernel: the software converter (convert_f16.hpp) in front of the scalar
+// f32 arithmetic, in the same order (s += q_t * k_t, t in order, a multiply then an add).
+#include "dispatch/kernels.h"
+#include "kernels/scalar/convert_f16.hpp"
 
 namespace attnscore {
 namespace {

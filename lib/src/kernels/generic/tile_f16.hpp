@@ -13,7 +13,7 @@
 #include <arm_neon.h>
 #endif
 
-#include "tile_f32.hpp"
+#include "kernels/generic/tile_f32.hpp"
 
 namespace attnscore {
 namespace tile {

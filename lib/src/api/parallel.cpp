@@ -9,10 +9,10 @@
 #include <thread>
 #include <vector>
 
-#include "attention.h"
-#include "checks.h"
-#include "engines.hpp"
-#include "kernels.h"
+#include "core/attention.h"
+#include "core/checks.h"
+#include "core/engines.hpp"
+#include "dispatch/kernels.h"
 
 // The built-in pool: workers wait for a job (a generation number), take task indices from an
 // atomic counter, and the last to finish wakes the caller, who takes tasks too. Nothing is

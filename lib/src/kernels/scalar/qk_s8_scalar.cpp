@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The s8 blocking driver and the scalar s8 kernel (portable, in every build with the int8 path).
+// The scalar s8 kernel and quantizer (portable, in every build with the int8 path).
 #include <cfloat>
 #include <cmath>
 #include <cstring>
 
-#include "engines.hpp"
-#include "kernels.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 namespace {
@@ -98,20 +97,5 @@ extern const KernelS8 qk_s8_4x4c4__scalar_kernel = {"qk_s8_4x4c4__scalar",
                                                     quantize_s8_scalar,
                                                     quantize_scaled_s8_scalar,
                                                     nullptr};
-
-void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
-            const std::int8_t *q, std::size_t ldq, const float *q_scale, std::size_t q_step,
-            const std::int8_t *k, std::size_t ldk, const float *k_scale, std::size_t k_step,
-            float *s, std::size_t lds, float scale) noexcept {
-  drive(S8Engine<false>{&kernel,
-                        {q, 0, ldq},
-                        {q_scale, 0, q_step},
-                        {k, 0, ldk},
-                        {k_scale, 0, k_step},
-                        {},
-                        d,
-                        scale},
-        scores_problem(n_q, n_k, d, s, lds, scale));
-}
 
 }  // namespace attnscore

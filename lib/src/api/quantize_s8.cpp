@@ -4,8 +4,8 @@
 #include <cfloat>
 #include <cstring>
 
-#include "checks.h"
-#include "kernels.h"
+#include "core/checks.h"
+#include "dispatch/kernels.h"
 
 using namespace attnscore;
 

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "checks.h"
-#include "engines.hpp"
-#include "kernels.h"
+#include "core/checks.h"
+#include "core/engines.hpp"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 
@@ -318,7 +318,7 @@ attnscore_status attnscore_scores_f32_kcache_parallel(const attnscore_parallel *
   return float_cache_scores(ATTNSCORE_DTYPE_F32, par, n_q, q, ldq, cache, s, lds, scale);
 }
 
-#if ATTNSCORE_HAVE_F16  // without f16, f16_off.cpp reports the dtype missing
+#if ATTNSCORE_HAVE_F16  // without f16, api/off_f16.cpp reports the dtype missing
 size_t attnscore_kcache_f16_bytes(size_t capacity, size_t d) {
   return cache_bytes(ATTNSCORE_DTYPE_F16, capacity, d);
 }

@@ -1,23 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The f16 compute calls and row converters: argument checks and the f16 blocking driver.
+// The f16 compute calls and row converters: argument checks, then the driver (core/run.cpp).
 #include <cstdint>
 
-#include "checks.h"
-#include "engines.hpp"
-#include "kernels.h"
+#include "core/checks.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
-
-void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
-             const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
-             float *s, std::size_t lds, float scale) noexcept {
-  const Problem p = scores_problem(n_q, n_k, d, s, lds, scale);
-  if (kernel.acc != nullptr)
-    drive(F16AccEngine{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale}, p);
-  else
-    drive(F16Engine<false>{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale}, p);
-}
-
 namespace {
 
 // The checks of attnscore_scores_f32 (checks.h), with binary16 inputs and `s_elem`-byte output.

@@ -31,8 +31,8 @@
 #include <utility>
 #include <xsimd/xsimd.hpp>
 
-#include "kernels.h"
-#include "transpose_f32.hpp"
+#include "dispatch/kernels.h"
+#include "kernels/generic/transpose_f32.hpp"
 
 namespace attnscore {
 namespace tile {

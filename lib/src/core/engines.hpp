@@ -9,8 +9,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "driver.hpp"
-#include "kernels.h"
+#include "core/driver.hpp"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 

@@ -174,13 +174,13 @@ void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::siz
              float *s, std::size_t lds, float scale) noexcept;
 #endif  // ATTNSCORE_HAVE_F16
 
-// s8 kernels (lib/src/s8.cpp, tile_s8.hpp). K is packed NR keys at a time into a panel of
-// groups of KG (4 or 8) dims: panel[(g * NR + j) * KG + u] = k[j][KG g + u], zero padded; pack
-// may also write sums[j] = the sum of key j's values (for kernels whose products are biased).
-// fn makes `rows` <= MR x `cols` scores from ceil(cols / NR) panels one after the other (panel
-// p at p * NR * groups * KG bytes, its sums and key scales at p * NR, padded to whole panels),
-// so a row tile of Q is prepared once per call: exact int32 sums, then (float)sum * (qs[i] *
-// ks[j]) at kFinal, where qs[i] = q_scale * scale of row i and ks[j] the scale of key j. d is
+// s8 kernels (kernels/generic/tile_s8.hpp, kernels/scalar/qk_s8_scalar.cpp). K is packed NR keys at
+// a time into a panel of groups of KG (4 or 8) dims: panel[(g * NR + j) * KG + u] = k[j][KG g + u],
+// zero padded; pack may also write sums[j] = the sum of key j's values (for kernels whose products
+// are biased). fn makes `rows` <= MR x `cols` scores from ceil(cols / NR) panels one after the
+// other (panel p at p * NR * groups * KG bytes, its sums and key scales at p * NR, padded to whole
+// panels), so a row tile of Q is prepared once per call: exact int32 sums, then (float)sum * (qs[i]
+// * ks[j]) at kFinal, where qs[i] = q_scale * scale of row i and ks[j] the scale of key j. d is
 // done in chunks of kS8Chunk, the int32 partials passing through S as raw bits (kAccumulate).
 using PackS8Fn = void (*)(std::size_t cols, std::size_t d, const std::int8_t *k, std::size_t ldk,
                           std::int8_t *panel, std::int32_t *sums) noexcept;

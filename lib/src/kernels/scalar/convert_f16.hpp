@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Bit-exact scalar IEEE binary16 <-> binary32 conversion: the scalar level's converter and the
-// reference the vector converters are held to. Out of line (f16.cpp, baseline flags): arch files
-// use their own conversion instructions, never these.
+// reference the vector converters are held to. Out of line (convert_f16.cpp, baseline flags): arch
+// files use their own conversion instructions, never these.
 #ifndef ATTNSCORE_F16_HPP
 #define ATTNSCORE_F16_HPP
 

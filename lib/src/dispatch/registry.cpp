@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "checks.h"
-#include "kernels.h"
+#include "core/checks.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 namespace {

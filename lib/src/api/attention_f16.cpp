@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "attention.h"
-#include "checks.h"
-#include "kernels.h"
+#include "core/attention.h"
+#include "core/checks.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Scalar binary16 conversion (see f16.hpp).
-#include "f16.hpp"
+// Scalar binary16 conversion (see convert_f16.hpp).
+#include "kernels/scalar/convert_f16.hpp"
 
 #include <cstring>
 

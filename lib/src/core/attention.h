@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "attnscore/attnscore.h"
-#include "kernels.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// attnscore_scores_s8: argument checks, then the s8 driver (s8_kernels.cpp). In a build without
+// attnscore_scores_s8: argument checks, then the driver (core/run.cpp). In a build without
 // the int8 path (ATTNSCORE_ENABLE_S8=OFF) the call exists and reports ATTNSCORE_ERR_UNKNOWN_DTYPE.
-#include "checks.h"
-#include "kernels.h"
+#include "core/checks.h"
+#include "dispatch/kernels.h"
 
 using namespace attnscore;
 

@@ -30,8 +30,8 @@
 
 #include <cstddef>
 
-#include "attention.h"
-#include "kernels.h"
+#include "core/attention.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 

@@ -1,22 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The public compute calls: argument checks, the default scale and the blocking driver.
+// attnscore_scores_f32: argument checks and the default scale, then the driver (core/run.cpp);
+// the status messages.
 #include <cmath>
 #include <cstdint>
 
-#include "checks.h"
-#include "engines.hpp"
-#include "kernels.h"
-
-namespace attnscore {
-
-void run_f32(const KernelF32 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
-             const float *q, std::size_t ldq, const float *k, std::size_t ldk, float *s,
-             std::size_t lds, float scale) noexcept {
-  drive(F32Engine<false>{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale},
-        scores_problem(n_q, n_k, d, s, lds, scale));
-}
-
-}  // namespace attnscore
+#include "core/checks.h"
+#include "dispatch/kernels.h"
 
 using namespace attnscore;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The scalar level: portable kernels that every build has.
-#include "kernels.h"
+#include "dispatch/kernels.h"
 
 namespace attnscore {
 namespace {

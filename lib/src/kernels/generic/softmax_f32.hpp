@@ -9,7 +9,7 @@
 #include <limits>
 #include <xsimd/xsimd.hpp>
 
-#include "attention.h"
+#include "core/attention.h"
 
 namespace attnscore {
 namespace softmax {
