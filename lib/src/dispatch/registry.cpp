@@ -178,13 +178,35 @@ int cap_rank() noexcept {
   return cap == ATTNSCORE_LEVEL_BEST ? kTopRank : level_rank(cap);
 }
 
+// Every dtype's kernel choice: the first row of its table (best first) within the cap that the
+// CPU runs and `accept` takes, else `fallback`; cached in `slot` until the cap changes.
+template <class K, std::size_t N, class Accept>
+const K &pick(std::atomic<const K *> &slot, const K *const (&table)[N], const K &fallback,
+              Accept accept) noexcept {
+  const K *kernel = slot.load(std::memory_order_acquire);
+  if (kernel != nullptr) return *kernel;
+  const int cap = cap_rank();
+  kernel = &fallback;
+  for (const K *row : table) {
+    if (level_rank(row->level) <= cap && accept(*row)) {
+      kernel = row;
+      break;
+    }
+  }
+  slot.store(kernel, std::memory_order_release);
+  return *kernel;
+}
+
+template <class K, std::size_t N>
+const K *const *table_of(const K *const (&table)[N], std::size_t *count) noexcept {
+  *count = N;
+  return table;
+}
+
 }  // namespace
 
 #if ATTNSCORE_HAVE_F16
-const KernelF16 *const *kernels_f16(std::size_t *count) noexcept {
-  *count = sizeof(kF16) / sizeof(kF16[0]);
-  return kF16;
-}
+const KernelF16 *const *kernels_f16(std::size_t *count) noexcept { return table_of(kF16, count); }
 
 bool cpu_runs(const KernelF16 &kernel) noexcept {
   static const std::uint64_t features = detect_cpu_features();
@@ -192,40 +214,18 @@ bool cpu_runs(const KernelF16 &kernel) noexcept {
 }
 
 const KernelF16 &active_kernel_f16() noexcept {
-  const KernelF16 *kernel = g_f16.load(std::memory_order_acquire);
-  if (kernel != nullptr) return *kernel;
-  const int cap = cap_rank();
-  kernel = kF16[sizeof(kF16) / sizeof(kF16[0]) - 1];  // scalar: always usable
-  for (const KernelF16 *row : kF16) {
-    if (row->acc == nullptr && level_rank(row->level) <= cap && cpu_runs(*row)) {
-      kernel = row;
-      break;
-    }
-  }
-  g_f16.store(kernel, std::memory_order_release);
-  return *kernel;
+  return pick(g_f16, kF16, *kF16[sizeof(kF16) / sizeof(kF16[0]) - 1],
+              [](const KernelF16 &k) { return k.acc == nullptr && cpu_runs(k); });
 }
 
 const KernelF16 &active_kernel_f16acc() noexcept {
-  const KernelF16 *kernel = g_f16acc.load(std::memory_order_acquire);
-  if (kernel != nullptr) return *kernel;
-  const int cap = cap_rank();
-  kernel = &active_kernel_f16();  // the fallback: f32 accumulation
-  for (const KernelF16 *row : kF16) {
-    if (row->acc != nullptr && level_rank(row->level) <= cap && cpu_runs(*row)) {
-      kernel = row;
-      break;
-    }
-  }
-  g_f16acc.store(kernel, std::memory_order_release);
-  return *kernel;
+  // The fallback: f32 accumulation.
+  return pick(g_f16acc, kF16, active_kernel_f16(),
+              [](const KernelF16 &k) { return k.acc != nullptr && cpu_runs(k); });
 }
 #endif
 
-const KernelF32 *const *kernels_f32(std::size_t *count) noexcept {
-  *count = sizeof(kF32) / sizeof(kF32[0]);
-  return kF32;
-}
+const KernelF32 *const *kernels_f32(std::size_t *count) noexcept { return table_of(kF32, count); }
 
 bool cpu_supports(attnscore_level level) noexcept {
   if (level_rank(level) < 0) return false;
@@ -234,39 +234,16 @@ bool cpu_supports(attnscore_level level) noexcept {
 }
 
 const KernelF32 &active_kernel_f32() noexcept {
-  const KernelF32 *kernel = g_f32.load(std::memory_order_acquire);
-  if (kernel != nullptr) return *kernel;
-  const int cap = cap_rank();
-  kernel = kF32[sizeof(kF32) / sizeof(kF32[0]) - 1];  // scalar: always usable
-  for (const KernelF32 *row : kF32) {
-    if (level_rank(row->level) <= cap && cpu_supports(row->level)) {
-      kernel = row;
-      break;
-    }
-  }
-  g_f32.store(kernel, std::memory_order_release);
-  return *kernel;
+  return pick(g_f32, kF32, *kF32[sizeof(kF32) / sizeof(kF32[0]) - 1],
+              [](const KernelF32 &k) { return cpu_supports(k.level); });
 }
 
 #if ATTNSCORE_HAVE_S8
-const KernelS8 *const *kernels_s8(std::size_t *count) noexcept {
-  *count = sizeof(kS8) / sizeof(kS8[0]);
-  return kS8;
-}
+const KernelS8 *const *kernels_s8(std::size_t *count) noexcept { return table_of(kS8, count); }
 
 const KernelS8 &active_kernel_s8() noexcept {
-  const KernelS8 *kernel = g_s8.load(std::memory_order_acquire);
-  if (kernel != nullptr) return *kernel;
-  const int cap = cap_rank();
-  kernel = kS8[sizeof(kS8) / sizeof(kS8[0]) - 1];  // scalar: always usable
-  for (const KernelS8 *row : kS8) {
-    if (level_rank(row->level) <= cap && cpu_supports(row->level)) {
-      kernel = row;
-      break;
-    }
-  }
-  g_s8.store(kernel, std::memory_order_release);
-  return *kernel;
+  return pick(g_s8, kS8, *kS8[sizeof(kS8) / sizeof(kS8[0]) - 1],
+              [](const KernelS8 &k) { return cpu_supports(k.level); });
 }
 #endif
 
