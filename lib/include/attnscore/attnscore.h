@@ -61,6 +61,8 @@ typedef enum attnscore_status {
   ATTNSCORE_ERR_SYSTEM = 25, /**< the system refused a thread or memory (pool creation) */
   ATTNSCORE_ERR_ROW_TOO_LONG =
       26, /**< f16 softmax output: n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS */
+  /** attention: Q's dtype differs from K's (or the key cache's); a cache append of another dtype */
+  ATTNSCORE_ERR_DTYPE_MISMATCH = 27,
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
@@ -175,224 +177,6 @@ attnscore_status attnscore_scores_f32(size_t n_q, size_t n_k, size_t d, const fl
                                       float scale);
 
 /**
- * A packed key cache: K kept in the layout the f32 kernels read (panels of NR keys, d-major), so
- * that a decode step streams it with no transposition and no copy, and a KV cache can grow one
- * token at a time without repacking. It lives entirely in memory the caller provides.
- * It is bound to the f32 kernel chosen when it is initialised (its layout depends on it); later
- * changes of the level cap do not affect it. Scores read from it are bit-identical to
- * attnscore_scores_f32 on the same keys with that kernel.
- */
-typedef struct attnscore_kcache_f32 attnscore_kcache_f32;
-
-/** Bytes of memory a cache of `capacity` keys of dimension d needs under the current kernel
- * choice; 0 if d or capacity is 0 or the size overflows size_t. */
-size_t attnscore_kcache_f32_bytes(size_t capacity, size_t d);
-
-/**
- * Makes an empty cache for up to `capacity` keys of dimension `d` in `mem` (`bytes` long, any
- * alignment); `*cache` then points into `mem`. Errors: ATTNSCORE_ERR_NULL_POINTER (mem or cache),
- * ATTNSCORE_ERR_ZERO_DIM (d or capacity 0), ATTNSCORE_ERR_SIZE_OVERFLOW,
- * ATTNSCORE_ERR_BUFFER_TOO_SMALL (bytes < attnscore_kcache_f32_bytes(capacity, d)).
- */
-attnscore_status attnscore_kcache_f32_init(void *mem, size_t bytes, size_t capacity, size_t d,
-                                           attnscore_kcache_f32 **cache);
-
-/**
- * Appends n keys (rows of k, stride ldk >= d) after those already held; n == 0 is a no-op.
- * Errors: ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_CACHE, ATTNSCORE_ERR_BAD_LDK,
- * ATTNSCORE_ERR_CACHE_FULL (nothing appended), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP
- * (k inside the cache's memory).
- */
-attnscore_status attnscore_kcache_f32_append(attnscore_kcache_f32 *cache, size_t n, const float *k,
-                                             size_t ldk);
-
-/** Keys held (0 for NULL or a non-cache). */
-size_t attnscore_kcache_f32_size(const attnscore_kcache_f32 *cache);
-
-/** The key dimension d (0 for NULL or a non-cache). */
-size_t attnscore_kcache_f32_dim(const attnscore_kcache_f32 *cache);
-
-/** Forgets every key (the memory stays the caller's and the cache stays initialised). */
-attnscore_status attnscore_kcache_f32_clear(attnscore_kcache_f32 *cache);
-
-/**
- * Scores against every key in the cache: s[i*lds + j] for i < n_q, j < size, as
- * attnscore_scores_f32 with k the cached keys, with the same statuses (ATTNSCORE_ERR_BAD_CACHE
- * for a cache not made by attnscore_kcache_f32_init) and nothing written on error. An empty
- * cache or n_q == 0 is a no-op.
- */
-attnscore_status attnscore_scores_f32_kcache(size_t n_q, const float *q, size_t ldq,
-                                             const attnscore_kcache_f32 *cache, float *s,
-                                             size_t lds, float scale);
-
-/** Mask bits (attnscore_attention_desc.mask). Query row i sits at position p = pos_offset + i. */
-#define ATTNSCORE_MASK_CAUSAL 1u /**< row i sees keys 0 ... p */
-#define ATTNSCORE_MASK_WINDOW 2u /**< row i sees keys p - window + 1 ... p (implies causal) */
-/** Option bits (attnscore_attention_desc.flags). */
-#define ATTNSCORE_ATTN_SOFTMAX 1u /**< each row of S becomes softmax weights (f32) */
-
-/**
- * One attention-scores step for every head of a layer. The same descriptor serves every input
- * dtype (one attnscore_attention_<dtype> call each). Strides are in elements.
- *   Q: heads_q x n_q x d,  q[h * q_head_stride + i * q_row_stride + t]
- *   K: heads_kv x n_k x d, k[h * k_head_stride + j * k_row_stride + t]
- *   S: heads_q x n_q x n_k, s[h * s_head_stride + i * s_row_stride + j]
- * Query head h reads K head h / (heads_q / heads_kv) (grouped- and multi-query attention).
- */
-typedef struct attnscore_attention_desc {
-  size_t heads_q, heads_kv; /**< heads_kv must divide heads_q */
-  size_t n_q, n_k, d;
-  size_t q_head_stride, q_row_stride;
-  size_t k_head_stride, k_row_stride;
-  size_t s_head_stride, s_row_stride;
-  float scale;       /**< 0.0f: attnscore_default_scale(d) */
-  float softcap;     /**< 0.0f: none; c > 0: s -> c * tanh(s / c) after the scale */
-  unsigned mask;     /**< ATTNSCORE_MASK_* bits; masked scores are -Inf (0 after softmax) */
-  unsigned flags;    /**< ATTNSCORE_ATTN_* bits */
-  size_t pos_offset; /**< position of query row 0 (used by the masks) */
-  size_t window;     /**< keys seen under ATTNSCORE_MASK_WINDOW (>= 1) */
-} attnscore_attention_desc;
-
-/** A descriptor for dense tensors (head-major, rows of d or n_k elements), scale 0 (default),
- * no softcap, no mask, no softmax. */
-attnscore_attention_desc attnscore_attention_desc_dense(size_t heads_q, size_t heads_kv, size_t n_q,
-                                                        size_t n_k, size_t d);
-
-/**
- * The scores of every head (see attnscore_attention_desc), then the softcap, the mask and the
- * softmax that the descriptor asks for, in one call with no copy of K. Unmasked scores (with no
- * softcap) are bit-identical to attnscore_scores_f32 on the same head at the same level; register
- * tiles that the mask hides wholly are not computed. With ATTNSCORE_ATTN_SOFTMAX a row whose keys
- * are all masked becomes all zeros.
- * @return ATTNSCORE_OK (also when heads_q, n_q or n_k is 0, whatever the rest), or an error
- *         status; on error nothing is written to s. No allocation; FP environment unchanged.
- */
-attnscore_status attnscore_attention_f32(const attnscore_attention_desc *desc, const float *q,
-                                         const float *k, float *s);
-
-/**
- * attnscore_attention_f32 on IEEE binary16 Q and K (each element passed as its 16 bits), with
- * f32 accumulation and f32 output, as attnscore_scores_f16: every result is the one
- * attnscore_attention_f32 gives on the exactly converted values at the same level. Statuses as
- * attnscore_attention_f32 (Q's and K's extents counted in 2-byte elements), and
- * ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without f16.
- */
-attnscore_status attnscore_attention_f16(const attnscore_attention_desc *desc, const uint16_t *q,
-                                         const uint16_t *k, float *s);
-
-/** The most keys attnscore_attention_f32_to_f16 takes with ATTNSCORE_ATTN_SOFTMAX (a row's f32
- * scores are held on the stack while its softmax is taken). */
-#define ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS 8192
-
-/**
- * As attnscore_attention_f32, but S is written as binary16 (strides in elements of S): each
- * element is the score (or, with ATTNSCORE_ATTN_SOFTMAX, the weight) attnscore_attention_f32
- * gives, rounded once to nearest even (-Inf stays -Inf; |score| >= 65520 gives +-Inf).
- * @return as attnscore_attention_f32 (S's extent counted in 2-byte elements), then
- *         ATTNSCORE_ERR_ROW_TOO_LONG for the softmax with n_k >
- * ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS; ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without f16. Nothing
- * written on error.
- */
-attnscore_status attnscore_attention_f32_to_f16(const attnscore_attention_desc *desc,
-                                                const float *q, const float *k, uint16_t *s);
-
-/**
- * One task of a parallel call: computes part `index` (0 ... n_tasks - 1) of the work behind
- * `task_ctx`. Tasks are independent: any order, any thread, at the same time.
- */
-typedef void (*attnscore_task_fn)(void *task_ctx, size_t index);
-
-/**
- * The caller's parallel-for: runs fn(task_ctx, i) exactly once for every i < n_tasks, on any
- * threads in any order, and returns when all have finished. `pool_ctx` is the context given in
- * attnscore_parallel.
- */
-typedef void (*attnscore_parallel_for_fn)(void *pool_ctx, attnscore_task_fn fn, void *task_ctx,
-                                          size_t n_tasks);
-
-/** A parallel-for to run a call's tasks on: the caller's thread pool, or attnscore_pool_parallel.
- */
-typedef struct attnscore_parallel {
-  attnscore_parallel_for_fn parallel_for; /**< called once per call (never for a no-op or error) */
-  void *ctx;                              /**< passed to parallel_for as pool_ctx */
-  size_t threads; /**< threads that run tasks at once: the call makes that many (0 counts as 1) */
-} attnscore_parallel;
-
-/**
- * attnscore_scores_f32 with its work split into tasks run through `par` (NULL: on the calling
- * thread). S is split into blocks of whole register tiles (along the keys, or along the rows
- * when there are fewer key panels than threads); every block gives the bits the whole call
- * gives, so the results are identical to attnscore_scores_f32 for any thread count, split or
- * task order. Statuses as attnscore_scores_f32, then ATTNSCORE_ERR_NULL_POINTER if
- * par->parallel_for is NULL; on error nothing is written and the hook is not called.
- */
-attnscore_status attnscore_scores_f32_parallel(const attnscore_parallel *par, size_t n_q,
-                                               size_t n_k, size_t d, const float *q, size_t ldq,
-                                               const float *k, size_t ldk, float *s, size_t lds,
-                                               float scale);
-
-/**
- * attnscore_scores_f32_kcache with its work split into tasks run through `par` (NULL: on the
- * calling thread): ranges of whole key panels (or of row tiles), bit-identical to the
- * single-threaded call for any thread count. Statuses as attnscore_scores_f32_kcache, then
- * ATTNSCORE_ERR_NULL_POINTER if par->parallel_for is NULL.
- */
-attnscore_status attnscore_scores_f32_kcache_parallel(const attnscore_parallel *par, size_t n_q,
-                                                      const float *q, size_t ldq,
-                                                      const attnscore_kcache_f32 *cache, float *s,
-                                                      size_t lds, float scale);
-
-/**
- * attnscore_attention_f32 with its work split into tasks run through `par` (NULL: on the calling
- * thread): ranges of KV-head groups (each with its query heads), or, with fewer groups than
- * threads, ranges of whole row tiles of every head. Bit-identical to attnscore_attention_f32 for
- * any thread count. Statuses as attnscore_attention_f32, then ATTNSCORE_ERR_NULL_POINTER if
- * par->parallel_for is NULL.
- */
-attnscore_status attnscore_attention_f32_parallel(const attnscore_parallel *par,
-                                                  const attnscore_attention_desc *desc,
-                                                  const float *q, const float *k, float *s);
-
-/**
- * attnscore_scores_f16 and attnscore_scores_s8 with their work split into tasks run through `par`
- * (NULL: on the calling thread), as attnscore_scores_f32_parallel: the same bits as the
- * single-threaded call for any thread count. Statuses as the single-threaded call, then
- * ATTNSCORE_ERR_NULL_POINTER if par->parallel_for is NULL.
- */
-attnscore_status attnscore_scores_f16_parallel(const attnscore_parallel *par, size_t n_q,
-                                               size_t n_k, size_t d, const uint16_t *q, size_t ldq,
-                                               const uint16_t *k, size_t ldk, float *s, size_t lds,
-                                               float scale);
-attnscore_status attnscore_scores_s8_parallel(const attnscore_parallel *par, size_t n_q, size_t n_k,
-                                              size_t d, const int8_t *q, size_t ldq,
-                                              const float *q_scale, size_t q_scale_count,
-                                              const int8_t *k, size_t ldk, const float *k_scale,
-                                              size_t k_scale_count, float *s, size_t lds,
-                                              float scale);
-
-/** The built-in thread pool, for callers without one (never created implicitly). */
-typedef struct attnscore_pool attnscore_pool;
-
-/**
- * Starts a pool of `threads` threads in all: the calling thread of each parallel call and
- * threads - 1 workers (0: one per CPU the system reports). Errors: ATTNSCORE_ERR_NULL_POINTER,
- * ATTNSCORE_ERR_SYSTEM (a thread or memory refused; nothing is left running).
- */
-attnscore_status attnscore_pool_create(size_t threads, attnscore_pool **pool);
-
-/** Stops and joins the workers and frees the pool (NULL: no-op). No call may be using it. */
-void attnscore_pool_destroy(attnscore_pool *pool);
-
-/** The threads of a pool, the caller's included (0 for NULL). */
-size_t attnscore_pool_threads(const attnscore_pool *pool);
-
-/**
- * The parallel-for that runs tasks on the pool (all zero for NULL). Parallel calls given it
- * from several threads at once take turns on the pool.
- */
-attnscore_parallel attnscore_pool_parallel(attnscore_pool *pool);
-
-/**
  * Scaled attention scores from IEEE binary16 inputs (each element passed as its 16 bits):
  * as attnscore_scores_f32 on the exactly converted values, with f32 accumulation and f32 output:
  * the same contract (every product of two binary16 values is exact in f32, so only the sums
@@ -403,72 +187,6 @@ attnscore_status attnscore_scores_f16(size_t n_q, size_t n_k, size_t d, const ui
                                       size_t ldq, const uint16_t *k, size_t ldk, float *s,
                                       size_t lds, float scale);
 
-/**
- * As attnscore_scores_f16, but S is written as binary16: each element is the f32 score
- * attnscore_scores_f16 gives, rounded once to nearest even; |score| >= 65520 gives +-Inf.
- */
-attnscore_status attnscore_scores_f16_to_f16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
-                                             size_t ldq, const uint16_t *k, size_t ldk, uint16_t *s,
-                                             size_t lds, float scale);
-
-/** Option bits of attnscore_scores_f16_ex and attnscore_scores_f16_to_f16_ex. */
-/** Accumulate in binary16 (ARMv8.2 FP16 arithmetic), never the default: less accurate (see the
- * bound in docs/contract.md) and sums past 65504 become +-Inf. Where the CPU, the level cap or the
- * build has no FP16 arithmetic the call accumulates in f32 instead, exactly as without the flag:
- * attnscore_f16_accumulation_available() says which. */
-#define ATTNSCORE_F16_ACCUMULATE_F16 1u
-
-/**
- * attnscore_scores_f16 with option bits (ATTNSCORE_F16_* ; 0 gives attnscore_scores_f16).
- * Statuses as attnscore_scores_f16, then ATTNSCORE_ERR_BAD_FLAGS for unknown bits.
- */
-attnscore_status attnscore_scores_f16_ex(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
-                                         size_t ldq, const uint16_t *k, size_t ldk, float *s,
-                                         size_t lds, float scale, unsigned flags);
-
-/** attnscore_scores_f16_to_f16 with option bits: each score is the f32 score
- * attnscore_scores_f16_ex gives with the same flags, rounded once to binary16. */
-attnscore_status attnscore_scores_f16_to_f16_ex(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
-                                                size_t ldq, const uint16_t *k, size_t ldk,
-                                                uint16_t *s, size_t lds, float scale,
-                                                unsigned flags);
-
-/** 1 if ATTNSCORE_F16_ACCUMULATE_F16 accumulates in binary16 now (this build, this CPU, the cap
- * in force); 0 if such calls fall back to f32 accumulation. */
-int attnscore_f16_accumulation_available(void);
-
-/** Converts n binary16 values to f32, exactly (subnormals kept; a NaN stays NaN, made quiet).
- * Errors: ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP. */
-attnscore_status attnscore_f16_to_f32(size_t n, const uint16_t *src, float *dst);
-
-/** Converts n f32 values to binary16, rounded to nearest even (|x| >= 65520 gives +-Inf,
- * subnormal results exact where representable, a NaN stays NaN). Errors as attnscore_f16_to_f32.
- */
-attnscore_status attnscore_f32_to_f16(size_t n, const float *src, uint16_t *dst);
-
-/** The packed f16 key cache: as attnscore_kcache_f32, keys kept as binary16 (half the bytes),
- * bound to the f16 kernel chosen at init; its scores are bit-identical to attnscore_scores_f16
- * on the same keys with that kernel. */
-typedef struct attnscore_kcache_f16 attnscore_kcache_f16;
-
-/** As attnscore_kcache_f32_bytes, for the f16 cache (0 in a build without f16). */
-size_t attnscore_kcache_f16_bytes(size_t capacity, size_t d);
-/** As attnscore_kcache_f32_init. */
-attnscore_status attnscore_kcache_f16_init(void *mem, size_t bytes, size_t capacity, size_t d,
-                                           attnscore_kcache_f16 **cache);
-/** As attnscore_kcache_f32_append, with binary16 keys. */
-attnscore_status attnscore_kcache_f16_append(attnscore_kcache_f16 *cache, size_t n,
-                                             const uint16_t *k, size_t ldk);
-/** Keys held (0 for NULL or a non-cache). */
-size_t attnscore_kcache_f16_size(const attnscore_kcache_f16 *cache);
-/** The key dimension d (0 for NULL or a non-cache). */
-size_t attnscore_kcache_f16_dim(const attnscore_kcache_f16 *cache);
-/** Forgets every key. */
-attnscore_status attnscore_kcache_f16_clear(attnscore_kcache_f16 *cache);
-/** As attnscore_scores_f32_kcache, with binary16 queries, against the f16 cache. */
-attnscore_status attnscore_scores_f16_kcache(size_t n_q, const uint16_t *q, size_t ldq,
-                                             const attnscore_kcache_f16 *cache, float *s,
-                                             size_t lds, float scale);
 /** The largest d attnscore_scores_s8 accepts: 131071 * (-128)^2 still fits in an int32 sum. */
 #define ATTNSCORE_S8_MAX_D 131071
 
@@ -490,66 +208,202 @@ attnscore_status attnscore_scores_s8(size_t n_q, size_t n_k, size_t d, const int
                                      float *s, size_t lds, float scale);
 
 /**
- * A packed int8 key cache: keys in the s8 kernels' panel layout with their per-key scales (and
- * the per-key sums the kernel needs), in memory the caller provides; appended per token, never
- * repacked. Bound to the s8 kernel chosen at init. Scores from it are bit-identical to
- * attnscore_scores_s8 on the same keys and scales (with k_scale_count == n_k).
+ * One task of a parallel call: computes part `index` (0 ... n_tasks - 1) of the work behind
+ * `task_ctx`. Tasks are independent: any order, any thread, at the same time.
  */
-typedef struct attnscore_kcache_s8 attnscore_kcache_s8;
-
-/** Bytes for a cache of `capacity` keys of dimension d (0 if an argument is 0, d is above
- * ATTNSCORE_S8_MAX_D, or the size overflows). */
-size_t attnscore_kcache_s8_bytes(size_t capacity, size_t d);
-
-/** As attnscore_kcache_f32_init, plus ATTNSCORE_ERR_DIM_TOO_LARGE (d > ATTNSCORE_S8_MAX_D) and
- * ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path. */
-attnscore_status attnscore_kcache_s8_init(void *mem, size_t bytes, size_t capacity, size_t d,
-                                          attnscore_kcache_s8 **cache);
-
-/** Appends n keys (rows of k, stride ldk) with one scale each (k_scale[0 .. n-1]). Errors as
- * attnscore_kcache_f32_append, plus ATTNSCORE_ERR_BAD_QUANT_SCALE (nothing appended). */
-attnscore_status attnscore_kcache_s8_append(attnscore_kcache_s8 *cache, size_t n, const int8_t *k,
-                                            size_t ldk, const float *k_scale);
-
-/** Keys held / d (0 for NULL or a non-cache). */
-size_t attnscore_kcache_s8_size(const attnscore_kcache_s8 *cache);
-size_t attnscore_kcache_s8_dim(const attnscore_kcache_s8 *cache);
-
-/** Forgets every key. */
-attnscore_status attnscore_kcache_s8_clear(attnscore_kcache_s8 *cache);
-
-/** attnscore_scores_s8 against every cached key (n_q x size), with the same statuses and order
- * (ATTNSCORE_ERR_BAD_CACHE for a non-cache; q_scale_count 1 or n_q). */
-attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t ldq,
-                                            const float *q_scale, size_t q_scale_count,
-                                            const attnscore_kcache_s8 *cache, float *s, size_t lds,
-                                            float scale);
+typedef void (*attnscore_task_fn)(void *task_ctx, size_t index);
 
 /**
- * Quantizes n rows of d floats (row stride ldx) to symmetric int8 with one scale per row:
+ * The caller's parallel-for: runs fn(task_ctx, i) exactly once for every i < n_tasks, on any
+ * threads in any order, and returns when all have finished. `pool_ctx` is the context given in
+ * attnscore_parallel.
+ */
+typedef void (*attnscore_parallel_for_fn)(void *pool_ctx, attnscore_task_fn fn, void *task_ctx,
+                                          size_t n_tasks);
+
+/** A parallel-for to run a call's tasks on: the caller's thread pool, or attnscore_pool_parallel.
+ * Every compute call that takes one (`par`) runs on the calling thread when it is NULL; the split
+ * never changes a bit of the results. */
+typedef struct attnscore_parallel {
+  attnscore_parallel_for_fn parallel_for; /**< called once per call (never for a no-op or error) */
+  void *ctx;                              /**< passed to parallel_for as pool_ctx */
+  size_t threads; /**< threads that run tasks at once: the call makes that many (0 counts as 1) */
+} attnscore_parallel;
+
+/** The built-in thread pool, for callers without one (never created implicitly). */
+typedef struct attnscore_pool attnscore_pool;
+
+/**
+ * Starts a pool of `threads` threads in all: the calling thread of each parallel call and
+ * threads - 1 workers (0: one per CPU the system reports). Errors: ATTNSCORE_ERR_NULL_POINTER,
+ * ATTNSCORE_ERR_SYSTEM (a thread or memory refused; nothing is left running).
+ */
+attnscore_status attnscore_pool_create(size_t threads, attnscore_pool **pool);
+
+/** Stops and joins the workers and frees the pool (NULL: no-op). No call may be using it. */
+void attnscore_pool_destroy(attnscore_pool *pool);
+
+/**
+ * The parallel-for that runs tasks on the pool, its `threads` the pool's (the caller's thread
+ * included); all zero for NULL. Calls given it from several threads at once take turns on it.
+ */
+attnscore_parallel attnscore_pool_parallel(attnscore_pool *pool);
+
+/**
+ * An input tensor of the attention call or a cache append: heads x rows x d elements of `dtype`,
+ * element (h, i, t) at data[h * head_stride + i * row_stride + t] (strides in elements), so that
+ * head-major and token-major layouts, and views into a larger buffer, need no copy.
+ * ATTNSCORE_DTYPE_S8 tensors carry their dequantization scales: row i of head h is scaled by
+ * scale[h * scale_head_stride + i * scale_row_stride], scale_row_stride 1 (one scale per row or
+ * key) or 0 (one per head; both strides 0: one for the tensor). Other dtypes ignore the scales.
+ */
+typedef struct attnscore_tensor {
+  const void *data;
+  attnscore_dtype dtype;
+  size_t head_stride, row_stride;
+  const float *scale;
+  size_t scale_head_stride, scale_row_stride;
+} attnscore_tensor;
+
+/** The output tensor S: heads x rows x n_k elements of `dtype` (ATTNSCORE_DTYPE_F32, or
+ * ATTNSCORE_DTYPE_F16: each f32 result rounded once to nearest even). */
+typedef struct attnscore_output {
+  void *data;
+  attnscore_dtype dtype;
+  size_t head_stride, row_stride;
+} attnscore_output;
+
+/** What a cache holds (attnscore_cache_shape.kind). */
+typedef enum attnscore_cache_kind {
+  ATTNSCORE_CACHE_KEYS = 0, /**< keys, in the layout the scores kernels read */
+  ATTNSCORE_CACHE_KIND_MAX_ENUM = 0x7fffffff
+} attnscore_cache_kind;
+
+/** A cache's shape, fixed at init. */
+typedef struct attnscore_cache_shape {
+  attnscore_cache_kind kind;
+  attnscore_dtype dtype; /**< f32, f16 or s8 (s8: each key keeps its scale) */
+  size_t heads;          /**< KV heads of the layer, appended together */
+  size_t capacity;       /**< tokens per head */
+  size_t d;
+} attnscore_cache_shape;
+
+/**
+ * A packed KV cache for every KV head of a layer: each head's tokens kept in the layout its
+ * kernel reads (panels of NR keys, d-major; int8 with per-key sums and scales), appended a token
+ * or more at a time and never repacked, in memory the caller provides (no heap). It is bound to
+ * the kernel of its dtype chosen at init (later changes of the cap do not affect it); scores read
+ * from it are bit-identical to the same call on raw K with that kernel.
+ */
+typedef struct attnscore_cache attnscore_cache;
+
+/** Bytes a cache of this shape needs under the current kernel choice (alignment slack
+ * included); 0 for a NULL or zero-sized shape, an unknown kind or dtype, s8 with d above
+ * ATTNSCORE_S8_MAX_D, or a size past size_t. */
+size_t attnscore_cache_bytes(const attnscore_cache_shape *shape);
+
+/** Makes an empty cache in `mem` (`bytes` long, any alignment); `*cache` then points into it. */
+attnscore_status attnscore_cache_init(void *mem, size_t bytes, const attnscore_cache_shape *shape,
+                                      attnscore_cache **cache);
+
+/** Appends n tokens of every head (`src`: heads x n x d of the cache's dtype, s8 with its
+ * scales); n == 0 is a no-op. */
+attnscore_status attnscore_cache_append(attnscore_cache *cache, size_t n,
+                                        const attnscore_tensor *src);
+
+/** Tokens held per head (0 for NULL or a non-cache). */
+size_t attnscore_cache_size(const attnscore_cache *cache);
+
+/** Keeps the first `size` tokens of every head (0: empties it; a rejected speculative token is
+ * dropped the same way); `size` above the tokens held is ATTNSCORE_ERR_SHAPE_MISMATCH. */
+attnscore_status attnscore_cache_truncate(attnscore_cache *cache, size_t size);
+
+/** Mask bits (attnscore_attention_desc.mask). Query row i sits at position p = pos_offset + i. */
+#define ATTNSCORE_MASK_CAUSAL 1u /**< row i sees keys 0 ... p */
+#define ATTNSCORE_MASK_WINDOW 2u /**< row i sees keys p - window + 1 ... p (implies causal) */
+/** Option bits (attnscore_attention_desc.flags). */
+#define ATTNSCORE_ATTN_SOFTMAX 1u /**< each row of S becomes softmax weights */
+/** f16 Q and K accumulated in binary16 (ARMv8.2 FP16 arithmetic), never the default: less
+ * accurate (docs/contract.md) and sums past 65504 become +-Inf. Where the CPU, the cap, the build
+ * or a cache as K has no such path the call accumulates in f32, exactly as without the flag
+ * (attnscore_flag_available says which). */
+#define ATTNSCORE_ATTN_F16_ACCUMULATE 2u
+
+/** The most keys an f16 S takes with ATTNSCORE_ATTN_SOFTMAX (a row's f32 weights are held on the
+ * stack before they are rounded). */
+#define ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS 8192
+
+/**
+ * One attention-scores step for every head of a layer, any dtype:
+ *   S[h][i][j] = finish(scale * sum_t Q[h][i][t] * K[h / g][j][t]),  g = heads_q / heads_kv,
+ * for h < heads_q, i < n_q, j < n_k (grouped- and multi-query attention), where finish applies
+ * the softcap, then the mask (-Inf) or the softmax (masked keys 0; a row with no key all 0).
+ * K is `k`, or the first n_k tokens of `k_cache` (then `k` is not read). Q and K share a dtype:
+ * f32; f16 (f32 accumulation: every result the f32 call gives on the converted values); s8 (the
+ * integer sums exact, then (float)acc * ((q_scale * scale) * k_scale), as attnscore_scores_s8).
+ */
+typedef struct attnscore_attention_desc {
+  size_t heads_q, heads_kv; /**< heads_kv must divide heads_q */
+  size_t n_q, n_k, d;
+  attnscore_tensor q;             /**< heads_q x n_q x d */
+  attnscore_tensor k;             /**< heads_kv x n_k x d, unless k_cache is set */
+  const attnscore_cache *k_cache; /**< K from a cache of kind ATTNSCORE_CACHE_KEYS, or NULL */
+  attnscore_output s;             /**< heads_q x n_q x n_k */
+  float scale;       /**< 0.0f: attnscore_default_scale(d) */
+  float softcap;     /**< 0.0f: none; c > 0: s -> c * tanh(s / c) after the scale */
+  unsigned mask;     /**< ATTNSCORE_MASK_* bits */
+  unsigned flags;    /**< ATTNSCORE_ATTN_* bits */
+  size_t pos_offset; /**< position of query row 0 (used by the masks) */
+  size_t window;     /**< keys seen under ATTNSCORE_MASK_WINDOW (>= 1) */
+} attnscore_attention_desc;
+
+/** A descriptor of dense head-major tensors of one dtype (Q and K rows of d, S rows of n_k, f32
+ * S), data NULL, scale 0 (the default), no softcap, mask or option. */
+attnscore_attention_desc attnscore_attention_dense(attnscore_dtype dtype, size_t heads_q,
+                                                   size_t heads_kv, size_t n_q, size_t n_k,
+                                                   size_t d);
+
+/**
+ * Runs the step the descriptor describes, its work split into tasks through `par` (NULL: the
+ * calling thread), the same bits for any thread count. Unmasked scores with no softcap are
+ * bit-identical to the BLAS-style call of the dtype on the same head at the same level; register
+ * tiles that the mask hides wholly are not computed. No allocation; FP environment unchanged.
+ * @return ATTNSCORE_OK, or the first failing check in the order written above; nothing written
+ *         on error.
+ */
+attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
+                                     const attnscore_parallel *par);
+
+/** 1 if the option bit `flag` takes its own path now (this build, this CPU, the cap in force):
+ * ATTNSCORE_ATTN_F16_ACCUMULATE accumulates in binary16; ATTNSCORE_ATTN_SOFTMAX always 1. 0 for
+ * other bits and where the call falls back. */
+int attnscore_flag_available(unsigned flag);
+
+/** Converts n values from one dtype to another: binary16 -> f32 exactly (a NaN made quiet), f32
+ * -> binary16 rounded to nearest even (|x| >= 65520 gives +-Inf). Other pairs:
+ * ATTNSCORE_ERR_UNKNOWN_DTYPE. */
+attnscore_status attnscore_convert(size_t n, attnscore_dtype src_dtype, const void *src,
+                                   attnscore_dtype dst_dtype, void *dst);
+
+/**
+ * Quantizes n rows of d values of `src_dtype` (f32, or binary16 bits: the same bits as on the
+ * exactly converted values), row stride ldx, to symmetric int8 with one scale per row:
  * scales[i] = max_t |x[i][t]| / 127, out[i*ldo + t] = x[i][t] / scales[i] rounded to an integer,
  * ties to even, and saturated to -128..127 (the two divisions round in the caller's rounding
  * mode, as all float arithmetic here; the rounding to an integer is always to nearest even).
- * Subnormal inputs read as 0 under the caller's DAZ/FZ. A row whose scale would
- * be below FLT_MIN (all zeros, or tiny) gets scale 0 and zeros. The results are the same bits at
- * every level, and feed attnscore_scores_s8 (q_scale or k_scale with one scale per row).
- * @return ATTNSCORE_OK; n == 0 is a no-op; ATTNSCORE_ERR_ZERO_DIM (d == 0),
+ * Subnormal inputs read as 0 under the caller's DAZ/FZ. A row whose scale would be below FLT_MIN
+ * (all zeros, or tiny) gets scale 0 and zeros. The results are the same bits at every level, and
+ * feed the s8 scores (one scale per row).
+ * @return ATTNSCORE_OK; n == 0 is a no-op; ATTNSCORE_ERR_UNKNOWN_DTYPE (another src_dtype, or a
+ *         build without the int8 path or without f16 for binary16), ATTNSCORE_ERR_ZERO_DIM,
  *         ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_LDQ (ldx < d), ATTNSCORE_ERR_BAD_LDS
  *         (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP (out or scales meet x
- *         or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in x), and
- *         ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path. Nothing written on error.
+ *         or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in x). Nothing written on
+ *         error.
  */
-attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_t ldx, int8_t *out,
-                                       size_t ldo, float *scales);
-
-/**
- * As attnscore_quantize_s8, from IEEE binary16 rows (each element passed as its 16 bits): the
- * same bits as attnscore_quantize_s8 on the exactly converted values. Statuses as
- * attnscore_quantize_s8 (ATTNSCORE_ERR_NOT_FINITE for a binary16 NaN or infinity), and
- * ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without the int8 path or without f16.
- */
-attnscore_status attnscore_quantize_f16_s8(size_t n, size_t d, const uint16_t *x, size_t ldx,
-                                           int8_t *out, size_t ldo, float *scales);
+attnscore_status attnscore_quantize_s8(size_t n, size_t d, attnscore_dtype src_dtype,
+                                       const void *x, size_t ldx, int8_t *out, size_t ldo,
+                                       float *scales);
 
 /**
  * Folds per-channel key scales into Q: out[i*ldo + t] = q[i*ldq + t] * channel_scale[t]. For a
@@ -604,8 +458,6 @@ uint64_t attnscore_cpu_features(void);
  * compare with the header's to catch a stale library). */
 const char *attnscore_version(void);
 
-/** The same as a number, MAJOR * 10000 + MINOR * 100 + PATCH (ATTNSCORE_VERSION_NUMBER). */
-unsigned attnscore_version_number(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The attention step: every head (grouped-query), masks without a mask tensor, softcap and a
-// fused softmax, driving the f32 table's kernel rows directly so that masked tiles are skipped.
+// How the attention step finishes its rows: the softcap, the masks (without a mask tensor) and
+// the fused softmax, with its exponential.
 #include "core/attention.h"
 
 #include <cmath>
@@ -8,73 +8,9 @@
 #include <cstring>
 #include <limits>
 
-#include "core/checks.h"
-#include "core/engines.hpp"
 #include "dispatch/kernels.h"
 
 namespace attnscore {
-namespace {
-
-constexpr unsigned kKnownMask = ATTNSCORE_MASK_CAUSAL | ATTNSCORE_MASK_WINDOW;
-constexpr unsigned kKnownFlags = ATTNSCORE_ATTN_SOFTMAX;
-
-// Whether the heads x rows x cols elements with strides (hs, rs, 1) are pairwise distinct:
-// rows of cols elements nested in heads (head-major), or heads nested in rows (token-major).
-// Assumes rows > 0, heads > 0 and rs >= cols.
-bool disjoint(std::size_t heads, std::size_t rows, std::size_t cols, std::size_t hs,
-              std::size_t rs) noexcept {
-  if (heads == 1) return true;
-  if (rows == 1) return hs >= cols;
-  std::size_t span;  // elements of one head (rows nested in it) or of one row (heads in it)
-  if (!__builtin_mul_overflow(rows - 1, rs, &span) && !__builtin_add_overflow(span, cols, &span) &&
-      hs >= span)
-    return true;
-  return hs >= cols && !__builtin_mul_overflow(heads - 1, hs, &span) &&
-         !__builtin_add_overflow(span, cols, &span) && rs >= span;
-}
-
-// A usable softcap: 0 (none) or positive, finite and normal (judged by bits, as scale_ok).
-bool softcap_ok(float c) noexcept {
-  std::uint32_t bits;
-  std::memcpy(&bits, &c, sizeof bits);
-  if ((bits & 0x7fffffffu) == 0) return true;  // +0 or -0: no softcap
-  return (bits >> 31) == 0 && scale_ok(c) && (bits & 0x7f800000u) != 0;
-}
-
-}  // namespace
-
-attnscore_status check_attention(const attnscore_attention_desc &a, const void *q, const void *k,
-                                 const void *s, std::size_t s_elem, std::size_t qk_elem) noexcept {
-  if (a.heads_q == 0 || a.n_q == 0 || a.n_k == 0) return ATTNSCORE_OK;
-  if (a.d == 0) return ATTNSCORE_ERR_ZERO_DIM;
-  if (q == nullptr || k == nullptr || s == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
-  if (a.heads_kv == 0 || a.heads_q % a.heads_kv != 0) return ATTNSCORE_ERR_HEADS_MISMATCH;
-  if (a.q_row_stride < a.d) return ATTNSCORE_ERR_BAD_LDQ;
-  if (a.k_row_stride < a.d) return ATTNSCORE_ERR_BAD_LDK;
-  if (a.s_row_stride < a.n_k) return ATTNSCORE_ERR_BAD_LDS;
-  if (!scale_ok(a.scale)) return ATTNSCORE_ERR_BAD_SCALE;
-  if (!softcap_ok(a.softcap)) return ATTNSCORE_ERR_BAD_SOFTCAP;
-  if ((a.mask & ~kKnownMask) != 0 || (a.flags & ~kKnownFlags) != 0) return ATTNSCORE_ERR_BAD_FLAGS;
-  if ((a.mask & ATTNSCORE_MASK_WINDOW) && a.window == 0) return ATTNSCORE_ERR_BAD_WINDOW;
-  std::size_t last;
-  if (a.mask != 0 && __builtin_add_overflow(a.pos_offset, a.n_q - 1, &last))
-    return ATTNSCORE_ERR_POSITION_OVERFLOW;
-  if (!disjoint(a.heads_q, a.n_q, a.d, a.q_head_stride, a.q_row_stride) ||
-      !disjoint(a.heads_kv, a.n_k, a.d, a.k_head_stride, a.k_row_stride) ||
-      !disjoint(a.heads_q, a.n_q, a.n_k, a.s_head_stride, a.s_row_stride))
-    return ATTNSCORE_ERR_BAD_HEAD_STRIDE;
-  std::size_t q_bytes, k_bytes, s_bytes;
-  if (!extent3_bytes(q, a.heads_q, a.n_q, a.d, a.q_head_stride, a.q_row_stride, qk_elem,
-                     &q_bytes) ||
-      !extent3_bytes(k, a.heads_kv, a.n_k, a.d, a.k_head_stride, a.k_row_stride, qk_elem,
-                     &k_bytes) ||
-      !extent3_bytes(s, a.heads_q, a.n_q, a.n_k, a.s_head_stride, a.s_row_stride, s_elem, &s_bytes))
-    return ATTNSCORE_ERR_SIZE_OVERFLOW;
-  if (overlaps(s, s_bytes, q, q_bytes) || overlaps(s, s_bytes, k, k_bytes))
-    return ATTNSCORE_ERR_OVERLAP;
-  return ATTNSCORE_OK;
-}
-
 namespace {
 
 // Cephes-style expf: x = n ln2 + r, |r| <= ln2 / 2 (ln2 split in two so n ln2_hi is exact),

@@ -16,12 +16,6 @@ struct Span {
   std::size_t lo, hi;
 };
 
-// Every argument check of the attention calls, in the order the statuses are documented; the
-// dtype-independent part (the extents count qk_elem-byte Q and K elements, s_elem-byte S ones).
-attnscore_status check_attention(const attnscore_attention_desc &a, const void *q, const void *k,
-                                 const void *s, std::size_t s_elem = sizeof(float),
-                                 std::size_t qk_elem = sizeof(float)) noexcept;
-
 // e^x for x <= 0 in f32 (0 below -87, NaN not handled): the softmax's exponential.
 float exp_nonpositive(float x) noexcept;
 
@@ -55,16 +49,6 @@ SoftmaxSpanFn softmax_for(attnscore_level level) noexcept;
 // empty span).
 void finish_row(float *row, std::size_t n_k, Span sp, float softcap,
                 SoftmaxSpanFn softmax) noexcept;
-
-// The driver at one kernel; arguments valid (check_attention), scale resolved.
-void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &a, const float *q,
-                       const float *k, float *s, float scale) noexcept;
-#if ATTNSCORE_HAVE_F16
-// The same driver on binary16 Q and K (their bits), f32 accumulation and output.
-void run_attention_f16(const KernelF16 &kernel, const attnscore_attention_desc &a,
-                       const std::uint16_t *q, const std::uint16_t *k, float *s,
-                       float scale) noexcept;
-#endif
 
 }  // namespace attnscore
 

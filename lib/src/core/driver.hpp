@@ -23,12 +23,13 @@
 //   key_unit(decoding)                 key splits between tasks are multiples of this
 //   dec(hk, h, i, rows, by_heads, j, cols, s, lds)   the decode shape: heads h ... (row 0) or rows
 //                                      i ... of head h, against keys [j, j + cols)
-//   rebased(hk0, g, i0, j0)            the engine for KV heads from hk0 (g query heads each), query
+//   rebased(h0, hk0, i0, j0)           the engine for query heads from h0, KV heads from hk0, query
 //                                      rows from i0 and keys from j0 (a multiple of key_unit)
 #ifndef ATTNSCORE_DRIVER_HPP
 #define ATTNSCORE_DRIVER_HPP
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/attention.h"
 #include "dispatch/kernels.h"
@@ -45,6 +46,11 @@ struct Problem {
   unsigned mask = 0;
   std::size_t pos_offset = 0, window = 0;
   SoftmaxSpanFn softmax = nullptr;  // null: no softmax
+#if ATTNSCORE_HAVE_F16
+  // A binary16 S instead (s null; strides shs, srs): f32 blocks rounded once by to_f16.
+  std::uint16_t *s16 = nullptr;
+  ToF16Fn to_f16 = nullptr;
+#endif
 
   bool finishes() const noexcept { return mask != 0 || softcap != 0.0f || softmax != nullptr; }
 
@@ -73,7 +79,7 @@ inline Problem attention_problem(const attnscore_attention_desc &a, float *s, fl
                                  attnscore_level level) noexcept {
   Problem p;
   p.heads_q = a.heads_q, p.heads_kv = a.heads_kv, p.n_q = a.n_q, p.n_k = a.n_k, p.d = a.d;
-  p.s = s, p.shs = a.s_head_stride, p.srs = a.s_row_stride, p.scale = scale;
+  p.s = s, p.shs = a.s.head_stride, p.srs = a.s.row_stride, p.scale = scale;
   p.softcap = a.softcap, p.mask = a.mask, p.pos_offset = a.pos_offset, p.window = a.window;
   p.softmax = (a.flags & ATTNSCORE_ATTN_SOFTMAX) ? softmax_for(level) : nullptr;
   return p;
@@ -157,6 +163,66 @@ void drive(const E &e, const Problem &p) noexcept {
     }
 }
 
+#if ATTNSCORE_HAVE_F16
+// Floats of S computed at a time for a binary16 S (32 KiB of stack beside the engine's scratch);
+// with the softmax a block holds whole rows, so n_k is limited to this.
+constexpr std::size_t kOutFloats = ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS;
+
+// A binary16 S: the f32 results in blocks on the stack, each element then rounded once. Blocks
+// are kc keys (the whole row under the softmax) x rb rows x hs query heads of one group (hs
+// divides the group, so a block's heads share their K head and read it once); each is the same
+// step on a sub-problem, so every element is the f32 call's.
+template <class E>
+void drive_f16(const E &e, const Problem &p) noexcept {
+  constexpr std::uint16_t kF16NegInf = 0xfc00;
+  const std::size_t g = p.heads_q / p.heads_kv, unit = e.key_unit(false);
+  const std::size_t kc = p.n_k <= kOutFloats ? p.n_k : kOutFloats / unit * unit;
+  std::size_t hs = g;
+  while (hs * kc > kOutFloats) --hs;
+  while (g % hs != 0) --hs;
+  const std::size_t rb = kOutFloats / (hs * kc) < p.n_q ? kOutFloats / (hs * kc) : p.n_q;
+  alignas(64) float block[kOutFloats];
+  for (std::size_t h0 = 0; h0 < p.heads_q; h0 += hs)
+    for (std::size_t j0 = 0; j0 < p.n_k; j0 += kc) {
+      const std::size_t cols = p.n_k - j0 < kc ? p.n_k - j0 : kc;
+      for (std::size_t i0 = 0; i0 < p.n_q; i0 += rb) {
+        const std::size_t rows = p.n_q - i0 < rb ? p.n_q - i0 : rb;
+        // Under a mask, rows before position j0 see no key of this chunk (never with the
+        // softmax: its one chunk starts at 0): -Inf, as an f32 S gives.
+        std::size_t skip = 0;
+        if (p.mask != 0 && p.pos_offset + i0 < j0) {
+          skip = j0 - (p.pos_offset + i0) < rows ? j0 - (p.pos_offset + i0) : rows;
+          for (std::size_t h = h0; h < h0 + hs; ++h)
+            for (std::size_t r = 0; r < skip; ++r)
+              for (std::size_t j = 0; j < cols; ++j)
+                p.s16[h * p.shs + (i0 + r) * p.srs + j0 + j] = kF16NegInf;
+          if (skip == rows) continue;
+        }
+        // Row i0 + skip at position pos_offset + i0 + skip is key (position - j0) of the chunk
+        // (>= 0 by the skip), so every mask span maps.
+        Problem b = p;
+        b.heads_q = hs, b.heads_kv = 1, b.n_q = rows - skip, b.n_k = cols;
+        b.s = block, b.shs = (rows - skip) * cols, b.srs = cols, b.s16 = nullptr;
+        b.pos_offset = p.mask != 0 ? p.pos_offset + i0 + skip - j0 : 0;
+        drive(e.rebased(h0, h0 / g, i0 + skip, j0), b);
+        for (std::size_t h = 0; h < hs; ++h)
+          for (std::size_t r = 0; r < rows - skip; ++r)
+            p.to_f16(cols, block + (h * (rows - skip) + r) * cols,
+                     p.s16 + (h0 + h) * p.shs + (i0 + skip + r) * p.srs + j0);
+      }
+    }
+}
+#endif
+
+// The problem's S as it asks: f32 directly, or binary16 through blocks.
+template <class E>
+void run_problem(const E &e, const Problem &p) noexcept {
+#if ATTNSCORE_HAVE_F16
+  if (p.s16 != nullptr) return drive_f16(e, p);
+#endif
+  drive(e, p);
+}
+
 // Keys per task below which a decode split costs more than it saves (a few KiB of K).
 constexpr std::size_t kMinDecodeKeys = 256;
 
@@ -167,7 +233,7 @@ constexpr std::size_t kMinDecodeKeys = 256;
 // par->parallel_for is called exactly once, whatever the thread count.
 template <class E>
 void drive_parallel(const E &e, const Problem &p, const attnscore_parallel *par) noexcept {
-  if (par == nullptr) return drive(e, p);
+  if (par == nullptr) return run_problem(e, p);
   const std::size_t threads = par->threads == 0 ? 1 : par->threads;
   const auto ceil_div = [](std::size_t a, std::size_t b) { return a / b + (a % b != 0); };
   enum class By { heads, keys, rows } by = By::heads;
@@ -200,20 +266,29 @@ void drive_parallel(const E &e, const Problem &p, const attnscore_parallel *par)
     const std::size_t count = w.n - first < w.step ? w.n - first : w.step;
     Problem q = *w.p;
     const std::size_t g = q.heads_q / q.heads_kv;
+    // The element of S this task starts at (S is f32 or binary16, with the same strides).
+    std::size_t at;
     if (w.by == By::heads) {
-      q.s += first * g * q.shs;
+      at = first * g * q.shs;
       q.heads_kv = count, q.heads_q = count * g;
-      drive(w.e->rebased(first, g, 0, 0), q);
     } else if (w.by == By::keys) {
-      q.s += first;
+      at = first;
       q.n_k = count;
-      drive(w.e->rebased(0, g, 0, first), q);
     } else {
-      q.s += first * q.srs;
+      at = first * q.srs;
       q.n_q = count;
       q.pos_offset += first;  // cannot overflow: the whole call's last position fits
-      drive(w.e->rebased(0, g, first, 0), q);
     }
+    if (q.s != nullptr) q.s += at;
+#if ATTNSCORE_HAVE_F16
+    if (q.s16 != nullptr) q.s16 += at;
+#endif
+    if (w.by == By::heads)
+      run_problem(w.e->rebased(first * g, first, 0, 0), q);
+    else if (w.by == By::keys)
+      run_problem(w.e->rebased(0, 0, 0, first), q);
+    else
+      run_problem(w.e->rebased(0, 0, first, 0), q);
   };
   par->parallel_for(par->ctx, task, &w, ceil_div(n, step));
 }

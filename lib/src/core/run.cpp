@@ -43,27 +43,4 @@ void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_
 }
 #endif
 
-void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &a, const float *q,
-                       const float *k, float *s, float scale) noexcept {
-  drive(F32Engine<false>{&kernel,
-                         {q, a.q_head_stride, a.q_row_stride},
-                         {k, a.k_head_stride, a.k_row_stride},
-                         a.d,
-                         scale},
-        attention_problem(a, s, scale, kernel.level));
-}
-
-#if ATTNSCORE_HAVE_F16
-void run_attention_f16(const KernelF16 &kernel, const attnscore_attention_desc &a,
-                       const std::uint16_t *q, const std::uint16_t *k, float *s,
-                       float scale) noexcept {
-  drive(F16Engine<false>{&kernel,
-                         {q, a.q_head_stride, a.q_row_stride},
-                         {k, a.k_head_stride, a.k_row_stride},
-                         a.d,
-                         scale},
-        attention_problem(a, s, scale, kernel.level));
-}
-#endif
-
 }  // namespace attnscore
