@@ -220,7 +220,9 @@ int fuzz_cache(Input &in, int dtype) {
     if (lmode & 4) hs = d + pad, rs = h1 * (d + pad);  // token-major
     if (lmode >= 0xf0) rs = decode_stride(in, d).value;
     std::size_t span = 0;
-    const bool fits = n != 0 && d != 0 && span3(h1, n, d, hs, rs, &span) && span <= kMaxElems;
+    std::size_t nd = 0;  // (a zero stride: n keys may share one row)
+    const bool fits = n != 0 && d != 0 && checked_mul(n, d, &nd) && nd <= kMaxElems &&
+                      span3(h1, n, d, hs, rs, &span) && span <= kMaxElems;
     std::unique_ptr<Block> src(new Block((fits ? span : 1) * elem, 0xee));
     for (std::size_t x = 0; fits && x < span; ++x)
       put_value(dtype, values, vmode, exp, src->p + x * elem);
@@ -280,10 +282,10 @@ int fuzz_cache(Input &in, int dtype) {
       want_a = ATTNSCORE_ERR_CACHE_FULL;
     else if (!ek.ok || !eks.ok)
       want_a = ATTNSCORE_ERR_SIZE_OVERFLOW;
+    if (want_a == ATTNSCORE_OK && n != 0 && !fits) return -1;  // valid, but too large here
     for (std::size_t h = 0; s8 && want_a == ATTNSCORE_OK && n != 0 && h < h1; ++h)
       for (std::size_t i = 0; i < n; ++i)
         if (scale_rejected(ks[h * sh + i])) want_a = ATTNSCORE_ERR_BAD_QUANT_SCALE;
-    if (want_a == ATTNSCORE_OK && n != 0 && !fits) return -1;  // valid, but too large here
     std::snprintf(what, sizeof what, "attnscore_cache_append(%zu keys, strides %zu,%zu%s%s) at %zu",
                   n, hs, rs,
                   null_t    ? ", NULL tensor"
