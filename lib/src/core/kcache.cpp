@@ -149,7 +149,7 @@ const CacheCore *cache_core(const attnscore_cache *cache) noexcept {
   if (cache == nullptr || reinterpret_cast<std::uintptr_t>(cache) % alignof(CacheCore) != 0)
     return nullptr;
   const CacheCore *c = &cache->core;
-  return c->magic == magic_of(c->dtype) ? c : nullptr;
+  return c->magic == kCacheMagic + static_cast<std::uint64_t>(enum_int(c->dtype)) ? c : nullptr;
 }
 
 }  // namespace attnscore
