@@ -16,34 +16,41 @@ extern "C" {
  * is the one reference for the statuses and the order in which each call checks them (below the
  * enum); on any status but ATTNSCORE_OK nothing is written. */
 typedef enum attnscore_status {
-  ATTNSCORE_OK = 0, /**< success, including the no-op n_q == 0 or n_k == 0 (whatever the rest) */
-  /** q, k or s (or another pointer the call needs) is NULL, with n_q, n_k and d non-zero */
+  ATTNSCORE_OK = 0, /**< success, including a call's no-op case (see the check order) */
+  /** a pointer the call needs is NULL: an input, an output or an out-parameter, the descriptor,
+   * a tensor's data or (s8) scales, a cache handle, or a par whose parallel_for is NULL */
   ATTNSCORE_ERR_NULL_POINTER = 1,
-  ATTNSCORE_ERR_ZERO_DIM = 2, /**< d == 0 (with n_q and n_k non-zero) */
-  ATTNSCORE_ERR_BAD_LDQ = 3,  /**< ldq < d */
-  ATTNSCORE_ERR_BAD_LDK = 4,  /**< ldk < d */
-  ATTNSCORE_ERR_BAD_LDS = 5,  /**< lds < n_k */
+  ATTNSCORE_ERR_ZERO_DIM = 2, /**< d == 0 (a cache shape: heads, capacity or d 0) */
+  ATTNSCORE_ERR_BAD_LDQ = 3,  /**< ldq < d (Q's row_stride; a quantizer's ldx) */
+  ATTNSCORE_ERR_BAD_LDK = 4,  /**< ldk < d (K's or an appended tensor's row_stride) */
+  ATTNSCORE_ERR_BAD_LDS = 5,  /**< lds < n_k (S's row_stride; quantize and fold: ldo < d) */
   /** scale is NaN, +-Inf or subnormal (FTZ/DAZ and armv7 NEON would flush it to 0; +-0 selects
    * the default) */
   ATTNSCORE_ERR_BAD_SCALE = 6,
   /** a matrix's extent in bytes does not fit in size_t (32 bits on armv7) or would end past the
    * top of the address space */
   ATTNSCORE_ERR_SIZE_OVERFLOW = 7,
-  ATTNSCORE_ERR_OVERLAP = 8, /**< the memory S spans meets the memory Q or K spans (touching is
-                                  fine; Q and K may overlap each other) */
+  /** the memory an output spans (S; a converter's or quantizer's out and scales) meets an
+   * input's (Q, K, a cache, s8 scales) or another output's; touching is fine, and inputs may
+   * overlap each other */
+  ATTNSCORE_ERR_OVERLAP = 8,
   /** attnscore_set_max_level with a level this build's CPU family lacks;
    * attnscore_level_from_name with a name that is no level at all */
   ATTNSCORE_ERR_UNKNOWN_LEVEL = 9,
-  ATTNSCORE_ERR_SHAPE_MISMATCH = 10, /**< C++ views whose shapes disagree */
-  /** a call of a dtype this build leaves out (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF) */
+  /** shapes disagree: C++ views; attention on a cache of other heads or d, or n_k above the
+   * tokens it holds; attnscore_cache_truncate above the tokens held */
+  ATTNSCORE_ERR_SHAPE_MISMATCH = 10,
+  /** a dtype value that is none, that the call does not take, or that this build leaves out
+   * (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF) */
   ATTNSCORE_ERR_UNKNOWN_DTYPE = 11,
-  ATTNSCORE_ERR_BUFFER_TOO_SMALL =
-      12,                        /**< key cache memory smaller than attnscore_kcache_*_bytes */
-  ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
-  /** not a key cache made by attnscore_kcache_*_init: a misaligned pointer, or memory without the
+  ATTNSCORE_ERR_BUFFER_TOO_SMALL = 12, /**< cache memory smaller than attnscore_cache_bytes */
+  ATTNSCORE_ERR_CACHE_FULL = 13,       /**< appending past the cache's capacity */
+  /** not a cache made by attnscore_cache_init: a misaligned pointer, or memory without the
    * cache's header (a marker, not a proof: copied or freed cache memory is the caller's error) */
   ATTNSCORE_ERR_BAD_CACHE = 14,
-  ATTNSCORE_ERR_BAD_SCALE_COUNT = 15, /**< s8: a scale count neither 1 nor n_q (n_k) */
+  /** s8: a scale count neither 1 nor n_q (n_k); an attention tensor's scale_row_stride above 1,
+   * an appended tensor's not 1 */
+  ATTNSCORE_ERR_BAD_SCALE_COUNT = 15,
   ATTNSCORE_ERR_BAD_QUANT_SCALE = 16, /**< s8: a q/k scale value NaN, infinite or subnormal */
   ATTNSCORE_ERR_DIM_TOO_LARGE = 17,   /**< s8: d > ATTNSCORE_S8_MAX_D (int32 sums could overflow) */
   ATTNSCORE_ERR_NOT_FINITE = 18,      /**< quantization input holds a NaN or an infinity */
@@ -55,61 +62,77 @@ typedef enum attnscore_status {
   ATTNSCORE_ERR_BAD_SOFTCAP = 22, /**< softcap negative, NaN, infinite or subnormal (0: off) */
   /** attention, under a mask: pos_offset + n_q - 1 does not fit in size_t */
   ATTNSCORE_ERR_POSITION_OVERFLOW = 23,
-  /** unknown bits in the attention descriptor's mask or flags, or in the options of
-   * attnscore_scores_f16_ex / attnscore_scores_f16_to_f16_ex */
+  /** unknown bits in the attention descriptor's mask or flags, ATTNSCORE_ATTN_F16_ACCUMULATE
+   * with a Q that is not f16; attnscore_cache_init with an unknown cache kind */
   ATTNSCORE_ERR_BAD_FLAGS = 24,
   ATTNSCORE_ERR_SYSTEM = 25, /**< the system refused a thread or memory (pool creation) */
   ATTNSCORE_ERR_ROW_TOO_LONG =
       26, /**< f16 softmax output: n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS */
-  /** attention: Q's dtype differs from K's (or the key cache's); a cache append of another dtype */
+  /** attention: K's dtype (or the key cache's) is not Q's; attnscore_cache_append: the tensor's
+   * dtype is not the cache's */
   ATTNSCORE_ERR_DTYPE_MISMATCH = 27,
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
 /*
- * Check order. Each call checks its arguments before it reads or writes any memory, and a call
- * with several faults gets the status of the first check that fails, in this order:
+ * Check order. Each call checks its arguments before it writes anything, and a call with several
+ * faults gets the status of the first check that fails, in this order (statuses without their
+ * ATTNSCORE_ERR_ prefix; "no-op": ATTNSCORE_OK with nothing read or written):
  *
- * attnscore_scores_f32 (and attnscore::scores, which first returns ATTNSCORE_ERR_SHAPE_MISMATCH
- * when q.cols != k.cols, s.rows != q.rows or s.cols != k.rows, even for empty views):
- *   n_q == 0 or n_k == 0: ATTNSCORE_OK, nothing read or written, whatever the rest (NULL, a NaN
- *   scale, ...); d == 0: ZERO_DIM; q, k or s NULL: NULL_POINTER; ldq < d: BAD_LDQ; ldk < d:
- *   BAD_LDK; lds < n_k: BAD_LDS; scale NaN, +-Inf or subnormal: BAD_SCALE; a matrix's extent,
- *   ((rows - 1) * ld + cols) * element bytes, past size_t or the top of the address space:
- *   SIZE_OVERFLOW; S's extent (first to last element, row gaps included) meeting Q's or K's:
- *   OVERLAP.
- * attnscore_scores_f16, attnscore_scores_f16_to_f16: as the f32 call (elements of 2 bytes; S of
- *   4 or 2). The _ex forms: the same, then BAD_FLAGS for unknown option bits.
+ * attnscore_scores_f32 (and attnscore::scores, which first returns SHAPE_MISMATCH when
+ * q.cols != k.cols, s.rows != q.rows or s.cols != k.rows, even for empty views):
+ *   n_q == 0 or n_k == 0: no-op, whatever the rest (NULL, a NaN scale, ...); d == 0: ZERO_DIM;
+ *   q, k or s NULL: NULL_POINTER; ldq < d: BAD_LDQ; ldk < d: BAD_LDK; lds < n_k: BAD_LDS; scale
+ *   NaN, +-Inf or subnormal: BAD_SCALE; a matrix's extent, ((rows - 1) * ld + cols) * element
+ *   bytes, past size_t or the top of the address space: SIZE_OVERFLOW; S's extent (first to
+ *   last element, row gaps included) meeting Q's or K's: OVERLAP.
+ * attnscore_scores_f16: as the f32 call (Q and K elements of 2 bytes).
  * attnscore_scores_s8: no-op; ZERO_DIM; DIM_TOO_LARGE; NULL_POINTER (also q_scale, k_scale);
  *   BAD_LDQ, BAD_LDK, BAD_LDS; BAD_SCALE_COUNT; BAD_SCALE; SIZE_OVERFLOW; OVERLAP (S against Q,
  *   K and both scale arrays); BAD_QUANT_SCALE (0 is allowed).
- * attnscore_quantize_s8, attnscore_quantize_f16_s8, attnscore_fold_channel_scales: no-op (n == 0);
- *   ZERO_DIM; NULL_POINTER; BAD_LDQ (input), BAD_LDS (output); SIZE_OVERFLOW; OVERLAP (the fold
- *   may work in place only with ldo == ldq); the quantizers then NOT_FINITE.
- * attnscore_f16_to_f32, attnscore_f32_to_f16: no-op (n == 0); NULL_POINTER; SIZE_OVERFLOW;
- *   OVERLAP.
- * Key caches, _init: NULL_POINTER; ZERO_DIM; (s8) DIM_TOO_LARGE; SIZE_OVERFLOW; BUFFER_TOO_SMALL.
- *   _append: NULL_POINTER (cache); BAD_CACHE; no-op (n == 0); NULL_POINTER (keys, s8 scales);
- *   BAD_LDK; CACHE_FULL; SIZE_OVERFLOW; OVERLAP (keys meeting the cache); (s8) BAD_QUANT_SCALE.
- *   Scores: NULL_POINTER (cache); BAD_CACHE; no-op; then as the raw call, with S also checked
- *   against the cache's memory.
- * attnscore_attention_f32: desc NULL: NULL_POINTER; heads_q, n_q or n_k 0: a successful no-op
- *   whatever the rest; ZERO_DIM; q, k or s NULL: NULL_POINTER; HEADS_MISMATCH; q_row_stride < d,
- *   k_row_stride < d, s_row_stride < n_k: BAD_LDQ, BAD_LDK, BAD_LDS; BAD_SCALE; BAD_SOFTCAP;
- *   unknown mask or flag bits: BAD_FLAGS; BAD_WINDOW; under a mask, pos_offset + n_q - 1 past
- *   SIZE_MAX: POSITION_OVERFLOW; heads or rows that overlap in Q, K or S, i.e. neither rows nested
- *   in heads (head_stride >= (rows - 1) * row_stride + cols) nor heads nested in rows
+ * attnscore_attention: desc NULL: NULL_POINTER; heads_q, n_q or n_k 0: no-op, whatever the rest
+ *   (par included); ZERO_DIM; Q's dtype, raw K's or S's not a dtype this build has, or S
+ *   neither f32 nor f16: UNKNOWN_DTYPE; s8 with d > ATTNSCORE_S8_MAX_D: DIM_TOO_LARGE; q.data,
+ *   s.data, raw k.data or (s8) q.scale, raw k.scale NULL: NULL_POINTER; a k_cache that is no
+ *   cache: BAD_CACHE; K's (or the cache's) dtype not Q's: DTYPE_MISMATCH; a cache whose heads
+ *   differ from heads_kv or whose d differs from d, or that holds fewer than n_k tokens:
+ *   SHAPE_MISMATCH; HEADS_MISMATCH; q.row_stride < d: BAD_LDQ; raw k.row_stride < d: BAD_LDK;
+ *   s.row_stride < n_k: BAD_LDS; (s8) a scale_row_stride of Q or raw K above 1: BAD_SCALE_COUNT;
+ *   BAD_SCALE; BAD_SOFTCAP; unknown mask or flag bits, or ATTNSCORE_ATTN_F16_ACCUMULATE with Q
+ *   not f16: BAD_FLAGS; BAD_WINDOW; under a mask, pos_offset + n_q - 1 past SIZE_MAX:
+ *   POSITION_OVERFLOW; heads or rows that overlap in Q, raw K or S, i.e. neither rows nested in
+ *   heads (head_stride >= (rows - 1) * row_stride + cols) nor heads nested in rows
  *   (head_stride >= cols and row_stride >= (heads - 1) * head_stride + cols): BAD_HEAD_STRIDE; a
  *   tensor's extent ((heads - 1) * head_stride + (rows - 1) * row_stride + cols) * element bytes
- *   past size_t or the address space: SIZE_OVERFLOW; S's extent meeting Q's or K's: OVERLAP.
- * attnscore_attention_f16, attnscore_attention_f32_to_f16: as attnscore_attention_f32 (elements
- *   of 2 bytes for the binary16 tensors); then, f16 output with the softmax, ROW_TOO_LONG past
- *   ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS keys.
- * Every _parallel call: as its single-threaded call, then NULL_POINTER for a par whose
- *   parallel_for is NULL (a NULL par runs on the calling thread).
- * Without the dtype in the build (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF) the calls of
- * that dtype return UNKNOWN_DTYPE; attnscore_pool_create: NULL_POINTER, SYSTEM;
- * attnscore_set_max_level and attnscore_level_from_name: UNKNOWN_LEVEL.
+ *   (s8 scales: 4 bytes, cols 1) past size_t or the address space: SIZE_OVERFLOW; S's extent
+ *   meeting Q's, raw K's, the cache's memory or (s8) a scale array's: OVERLAP; (s8) a scale
+ *   value NaN, infinite or subnormal: BAD_QUANT_SCALE; f16 S with ATTNSCORE_ATTN_SOFTMAX and
+ *   n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS: ROW_TOO_LONG; then a par whose parallel_for is
+ *   NULL: NULL_POINTER (a NULL par runs on the calling thread).
+ * attnscore_cache_init: mem, shape or cache NULL: NULL_POINTER; a kind other than
+ *   ATTNSCORE_CACHE_KEYS: BAD_FLAGS; a dtype other than f32, f16 and s8: UNKNOWN_DTYPE; heads,
+ *   capacity or d 0: ZERO_DIM; s8 with d > ATTNSCORE_S8_MAX_D: DIM_TOO_LARGE; a dtype the build
+ *   leaves out: UNKNOWN_DTYPE; a size past size_t: SIZE_OVERFLOW; bytes below
+ *   attnscore_cache_bytes: BUFFER_TOO_SMALL.
+ * attnscore_cache_append: cache NULL: NULL_POINTER; BAD_CACHE; n == 0: no-op; src NULL:
+ *   NULL_POINTER; src->dtype not the cache's: DTYPE_MISMATCH; (s8) scale_row_stride not 1:
+ *   BAD_SCALE_COUNT; data or (s8) scale NULL: NULL_POINTER; row_stride < d: BAD_LDK; more than
+ *   the room left: CACHE_FULL; SIZE_OVERFLOW; keys or scales meeting the cache's memory:
+ *   OVERLAP; (s8) BAD_QUANT_SCALE.
+ * attnscore_cache_truncate: NULL_POINTER; BAD_CACHE; size above the tokens held: SHAPE_MISMATCH.
+ * attnscore_convert: a pair other than f16 -> f32 and f32 -> f16: UNKNOWN_DTYPE; n == 0: no-op;
+ *   NULL_POINTER; SIZE_OVERFLOW; OVERLAP.
+ * attnscore_quantize_s8: src_dtype neither f32 nor f16: UNKNOWN_DTYPE; n == 0: no-op; ZERO_DIM;
+ *   NULL_POINTER; ldx < d: BAD_LDQ; ldo < d: BAD_LDS; SIZE_OVERFLOW; OVERLAP (x, out and scales
+ *   pairwise); NOT_FINITE.
+ * attnscore_fold_channel_scales: n == 0: no-op; ZERO_DIM; NULL_POINTER; BAD_LDQ; ldo < d:
+ *   BAD_LDS; SIZE_OVERFLOW; OVERLAP (out may be q itself only with ldo == ldq).
+ * Without a dtype in the build (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF),
+ * attnscore_scores_f16 and attnscore_convert (no f16), attnscore_scores_s8 and
+ * attnscore_fold_channel_scales (no int8) return UNKNOWN_DTYPE before any other check, and
+ * attnscore_quantize_s8 right after its src_dtype check. attnscore_pool_create: NULL_POINTER,
+ * SYSTEM; attnscore_set_max_level: UNKNOWN_LEVEL; attnscore_level_from_name: NULL_POINTER,
+ * UNKNOWN_LEVEL.
  */
 
 /** Input element types. */
@@ -302,12 +325,14 @@ typedef struct attnscore_cache attnscore_cache;
  * ATTNSCORE_S8_MAX_D, or a size past size_t. */
 size_t attnscore_cache_bytes(const attnscore_cache_shape *shape);
 
-/** Makes an empty cache in `mem` (`bytes` long, any alignment); `*cache` then points into it. */
+/** Makes an empty cache in `mem` (`bytes` long, any alignment); `*cache` then points into it.
+ * An unknown shape->kind is ATTNSCORE_ERR_BAD_FLAGS; other statuses in the check order. */
 attnscore_status attnscore_cache_init(void *mem, size_t bytes, const attnscore_cache_shape *shape,
                                       attnscore_cache **cache);
 
-/** Appends n tokens of every head (`src`: heads x n x d of the cache's dtype, s8 with its
- * scales); n == 0 is a no-op. */
+/** Appends n tokens of every head after those held (`src`: heads x n x d of the cache's dtype;
+ * s8 with one scale per token, scale_row_stride 1); n == 0 is a no-op; nothing is appended on
+ * error. */
 attnscore_status attnscore_cache_append(attnscore_cache *cache, size_t n,
                                         const attnscore_tensor *src);
 
@@ -323,10 +348,10 @@ attnscore_status attnscore_cache_truncate(attnscore_cache *cache, size_t size);
 #define ATTNSCORE_MASK_WINDOW 2u /**< row i sees keys p - window + 1 ... p (implies causal) */
 /** Option bits (attnscore_attention_desc.flags). */
 #define ATTNSCORE_ATTN_SOFTMAX 1u /**< each row of S becomes softmax weights */
-/** f16 Q and K accumulated in binary16 (ARMv8.2 FP16 arithmetic), never the default: less
- * accurate (docs/contract.md) and sums past 65504 become +-Inf. Where the CPU, the cap, the build
- * or a cache as K has no such path the call accumulates in f32, exactly as without the flag
- * (attnscore_flag_available says which). */
+/** f16 Q and K accumulated in binary16 (ARMv8.2 FP16 arithmetic; a Q of another dtype is
+ * ATTNSCORE_ERR_BAD_FLAGS), never the default: less accurate (docs/contract.md) and sums past
+ * 65504 become +-Inf. Where the CPU, the cap, the build or a cache as K has no such path the call
+ * accumulates in f32, exactly as without the flag (attnscore_flag_available says which). */
 #define ATTNSCORE_ATTN_F16_ACCUMULATE 2u
 
 /** The most keys an f16 S takes with ATTNSCORE_ATTN_SOFTMAX (a row's f32 weights are held on the
@@ -349,16 +374,17 @@ typedef struct attnscore_attention_desc {
   attnscore_tensor k;             /**< heads_kv x n_k x d, unless k_cache is set */
   const attnscore_cache *k_cache; /**< K from a cache of kind ATTNSCORE_CACHE_KEYS, or NULL */
   attnscore_output s;             /**< heads_q x n_q x n_k */
-  float scale;       /**< 0.0f: attnscore_default_scale(d) */
-  float softcap;     /**< 0.0f: none; c > 0: s -> c * tanh(s / c) after the scale */
-  unsigned mask;     /**< ATTNSCORE_MASK_* bits */
-  unsigned flags;    /**< ATTNSCORE_ATTN_* bits */
-  size_t pos_offset; /**< position of query row 0 (used by the masks) */
-  size_t window;     /**< keys seen under ATTNSCORE_MASK_WINDOW (>= 1) */
+  float scale;                    /**< 0.0f: attnscore_default_scale(d) */
+  float softcap;                  /**< 0.0f: none; c > 0: s -> c * tanh(s / c) after the scale */
+  unsigned mask;                  /**< ATTNSCORE_MASK_* bits */
+  unsigned flags;                 /**< ATTNSCORE_ATTN_* bits */
+  size_t pos_offset;              /**< position of query row 0 (used by the masks) */
+  size_t window;                  /**< keys seen under ATTNSCORE_MASK_WINDOW (>= 1) */
 } attnscore_attention_desc;
 
 /** A descriptor of dense head-major tensors of one dtype (Q and K rows of d, S rows of n_k, f32
- * S), data NULL, scale 0 (the default), no softcap, mask or option. */
+ * S; s8: one scale per row and per key), data NULL, no cache, scale 0 (the default), no
+ * softcap, mask or option. */
 attnscore_attention_desc attnscore_attention_dense(attnscore_dtype dtype, size_t heads_q,
                                                    size_t heads_kv, size_t n_q, size_t n_k,
                                                    size_t d);
@@ -401,9 +427,8 @@ attnscore_status attnscore_convert(size_t n, attnscore_dtype src_dtype, const vo
  *         or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in x). Nothing written on
  *         error.
  */
-attnscore_status attnscore_quantize_s8(size_t n, size_t d, attnscore_dtype src_dtype,
-                                       const void *x, size_t ldx, int8_t *out, size_t ldo,
-                                       float *scales);
+attnscore_status attnscore_quantize_s8(size_t n, size_t d, attnscore_dtype src_dtype, const void *x,
+                                       size_t ldx, int8_t *out, size_t ldo, float *scales);
 
 /**
  * Folds per-channel key scales into Q: out[i*ldo + t] = q[i*ldq + t] * channel_scale[t]. For a
@@ -457,7 +482,6 @@ uint64_t attnscore_cpu_features(void);
 /** The version of the library linked, "MAJOR.MINOR.PATCH" (ATTNSCORE_VERSION_STRING of its build;
  * compare with the header's to catch a stale library). */
 const char *attnscore_version(void);
-
 
 #ifdef __cplusplus
 } /* extern "C" */
