@@ -463,7 +463,9 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   const std::size_t c_heads = std::max<std::size_t>(1, a.hkv + (cache_variant == 4)),
                     c_d = a.d + (cache_variant == 5), c_cap = a.n_k + 2;
   const std::size_t c_n = a.n_k - (cache_variant == 6 && a.n_k > 0);
-  const bool cache_fits = use_cache && a.d > 0 && c_heads * c_cap * c_d <= kMaxElems;
+  // A dtype this build leaves out has no cache: the call is then given foreign memory.
+  const bool cache_fits =
+      use_cache && a.d > 0 && c_heads * c_cap * c_d <= kMaxElems && dtype_known(ct, false);
   std::vector<std::int8_t> cr(cache_fits ? c_heads * c_n * c_d : 0);
   for (std::int8_t &x : cr) x = static_cast<std::int8_t>(values.v8());
   Buf ckeys = typed(cr, ct);
