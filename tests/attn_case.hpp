@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "attnscore/attnscore.h"
-#include "core/attention.h"
+#include "core/finish.h"
 #include "support.hpp"
 
 namespace testing {

@@ -14,7 +14,7 @@
 
 #include "attn_case.hpp"
 #include "attnscore/attnscore.h"
-#include "core/attention.h"
+#include "core/finish.h"
 #include "support.hpp"
 
 namespace {

@@ -31,7 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/attention.h"
+#include "core/finish.h"
 #include "dispatch/kernels.h"
 
 namespace attnscore {
@@ -89,8 +89,9 @@ inline Problem attention_problem(const attnscore_attention_desc &a, float *s, fl
 // is still in L2 (rounded up to a multiple of MR). Without finishing, all rows form one block.
 constexpr std::size_t kRowBlock = 64;
 
+// Not inlined: one copy per engine, whatever calls it.
 template <class E>
-void drive(const E &e, const Problem &p) noexcept {
+__attribute__((noinline)) void drive(const E &e, const Problem &p) noexcept {
   const std::size_t g = p.heads_q / p.heads_kv, n_q = p.n_q, n_k = p.n_k, d = p.d;
   typename E::Scratch sc;
   const auto finish_group = [&](std::size_t hk, std::size_t r0, std::size_t r1) {
@@ -163,135 +164,50 @@ void drive(const E &e, const Problem &p) noexcept {
     }
 }
 
-#if ATTNSCORE_HAVE_F16
-// Floats of S computed at a time for a binary16 S (32 KiB of stack beside the engine's scratch);
-// with the softmax a block holds whole rows, so n_k is limited to this.
-constexpr std::size_t kOutFloats = ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS;
+// Where a sub-problem starts in the whole call: its first query head, KV head, query row and key
+// (keys a multiple of the engine's key_unit). Offsets add, as rebased() does.
+struct Offsets {
+  std::size_t h0 = 0, hk0 = 0, i0 = 0, j0 = 0;
+};
 
-// A binary16 S: the f32 results in blocks on the stack, each element then rounded once. Blocks
-// are kc keys (the whole row under the softmax) x rb rows x hs query heads of one group (hs
-// divides the group, so a block's heads share their K head and read it once); each is the same
-// step on a sub-problem, so every element is the f32 call's.
-template <class E>
-void drive_f16(const E &e, const Problem &p) noexcept {
-  constexpr std::uint16_t kF16NegInf = 0xfc00;
-  const std::size_t g = p.heads_q / p.heads_kv, unit = e.key_unit(false);
-  const std::size_t kc = p.n_k <= kOutFloats ? p.n_k : kOutFloats / unit * unit;
-  std::size_t hs = g;
-  while (hs * kc > kOutFloats) --hs;
-  while (g % hs != 0) --hs;
-  const std::size_t rb = kOutFloats / (hs * kc) < p.n_q ? kOutFloats / (hs * kc) : p.n_q;
-  alignas(64) float block[kOutFloats];
-  for (std::size_t h0 = 0; h0 < p.heads_q; h0 += hs)
-    for (std::size_t j0 = 0; j0 < p.n_k; j0 += kc) {
-      const std::size_t cols = p.n_k - j0 < kc ? p.n_k - j0 : kc;
-      for (std::size_t i0 = 0; i0 < p.n_q; i0 += rb) {
-        const std::size_t rows = p.n_q - i0 < rb ? p.n_q - i0 : rb;
-        // Under a mask, rows before position j0 see no key of this chunk (never with the
-        // softmax: its one chunk starts at 0): -Inf, as an f32 S gives.
-        std::size_t skip = 0;
-        if (p.mask != 0 && p.pos_offset + i0 < j0) {
-          skip = j0 - (p.pos_offset + i0) < rows ? j0 - (p.pos_offset + i0) : rows;
-          for (std::size_t h = h0; h < h0 + hs; ++h)
-            for (std::size_t r = 0; r < skip; ++r)
-              for (std::size_t j = 0; j < cols; ++j)
-                p.s16[h * p.shs + (i0 + r) * p.srs + j0 + j] = kF16NegInf;
-          if (skip == rows) continue;
-        }
-        // Row i0 + skip at position pos_offset + i0 + skip is key (position - j0) of the chunk
-        // (>= 0 by the skip), so every mask span maps.
-        Problem b = p;
-        b.heads_q = hs, b.heads_kv = 1, b.n_q = rows - skip, b.n_k = cols;
-        b.s = block, b.shs = (rows - skip) * cols, b.srs = cols, b.s16 = nullptr;
-        b.pos_offset = p.mask != 0 ? p.pos_offset + i0 + skip - j0 : 0;
-        drive(e.rebased(h0, h0 / g, i0 + skip, j0), b);
-        for (std::size_t h = 0; h < hs; ++h)
-          for (std::size_t r = 0; r < rows - skip; ++r)
-            p.to_f16(cols, block + (h * (rows - skip) + r) * cols,
-                     p.s16 + (h0 + h) * p.shs + (i0 + skip + r) * p.srs + j0);
-      }
-    }
-}
-#endif
+// An engine with its type erased, for the steps that run once per call or per block of S: the
+// split into tasks and the binary16 blocks. Templated, those steps were compiled once per engine
+// and per caller and made a third of the library on aarch64; only drive() needs the engine's type.
+struct AnyEngine {
+  const void *e;
+  void (*drive_at)(const void *e, const Offsets &o, const Problem &p) noexcept;
+  bool decoding;                   // e.decodes(n_q) of the whole call
+  std::size_t mr, unit, unit_f16;  // e.mr(), e.key_unit(decoding), e.key_unit(false)
+};
 
-// The problem's S as it asks: f32 directly, or binary16 through blocks.
+// drive() on the engine rebased to `o`.
 template <class E>
-void run_problem(const E &e, const Problem &p) noexcept {
-#if ATTNSCORE_HAVE_F16
-  if (p.s16 != nullptr) return drive_f16(e, p);
-#endif
-  drive(e, p);
+void drive_at(const void *e, const Offsets &o, const Problem &p) noexcept {
+  drive(static_cast<const E *>(e)->rebased(o.h0, o.hk0, o.i0, o.j0), p);
 }
 
-// Keys per task below which a decode split costs more than it saves (a few KiB of K).
-constexpr std::size_t kMinDecodeKeys = 256;
+// One call split into tasks run through `par` (split.cpp): ranges of KV heads (each with its query
+// heads); else, for unfinished scores, ranges of keys (decode, or prefill with enough panels);
+// else ranges of whole row tiles (their positions, and so the masks, kept). Every element is
+// computed as in the whole call, so the split never changes a bit. par == nullptr: the calling
+// thread; else par->parallel_for is called exactly once, whatever the thread count. A binary16 S
+// (p.s16) is computed in f32 blocks on the stack, each element then rounded once.
+void drive_parallel(const AnyEngine &e, const Problem &p, const attnscore_parallel *par) noexcept;
 
-// One call split into tasks run through `par`: ranges of KV heads (each with its query heads);
-// else, for unfinished scores, ranges of keys (decode, or prefill with enough panels); else ranges
-// of whole row tiles (their positions, and so the masks, kept). Every element is computed as in
-// the whole call, so the split never changes a bit. par == nullptr: the calling thread; else
-// par->parallel_for is called exactly once, whatever the thread count.
 template <class E>
 void drive_parallel(const E &e, const Problem &p, const attnscore_parallel *par) noexcept {
-  if (par == nullptr) return run_problem(e, p);
-  const std::size_t threads = par->threads == 0 ? 1 : par->threads;
-  const auto ceil_div = [](std::size_t a, std::size_t b) { return a / b + (a % b != 0); };
-  enum class By { heads, keys, rows } by = By::heads;
-  std::size_t step = p.heads_kv, n = p.heads_kv;
   const bool decoding = e.decodes(p.n_q);
-  const std::size_t unit = e.key_unit(decoding);
-  if (p.heads_kv >= threads) {
-    step = ceil_div(p.heads_kv, threads);
-  } else if (!p.finishes() && decoding) {
-    const std::size_t tasks = p.n_k / kMinDecodeKeys < threads ? p.n_k / kMinDecodeKeys : threads;
-    by = By::keys, n = p.n_k;
-    step = ceil_div(ceil_div(p.n_k, tasks == 0 ? 1 : tasks), unit) * unit;
-  } else if (!p.finishes() && !decoding && ceil_div(p.n_k, unit) >= threads) {
-    by = By::keys, n = p.n_k;
-    step = ceil_div(ceil_div(p.n_k, unit), threads) * unit;
-  } else if (!decoding && p.n_q >= 2 * e.mr()) {
-    by = By::rows, n = p.n_q;
-    step = ceil_div(ceil_div(p.n_q, e.mr()), threads) * e.mr();
-  }
-  struct Work {
-    const E *e;
-    const Problem *p;
-    By by;
-    std::size_t step, n;
-  } w{&e, &p, by, step, n};
-  const auto task = [](void *ctx, std::size_t index) {
-    const Work &w = *static_cast<const Work *>(ctx);
-    const std::size_t first = index * w.step;
-    if (first >= w.n) return;
-    const std::size_t count = w.n - first < w.step ? w.n - first : w.step;
-    Problem q = *w.p;
-    const std::size_t g = q.heads_q / q.heads_kv;
-    // The element of S this task starts at (S is f32 or binary16, with the same strides).
-    std::size_t at;
-    if (w.by == By::heads) {
-      at = first * g * q.shs;
-      q.heads_kv = count, q.heads_q = count * g;
-    } else if (w.by == By::keys) {
-      at = first;
-      q.n_k = count;
-    } else {
-      at = first * q.srs;
-      q.n_q = count;
-      q.pos_offset += first;  // cannot overflow: the whole call's last position fits
-    }
-    if (q.s != nullptr) q.s += at;
-#if ATTNSCORE_HAVE_F16
-    if (q.s16 != nullptr) q.s16 += at;
-#endif
-    if (w.by == By::heads)
-      run_problem(w.e->rebased(first * g, first, 0, 0), q);
-    else if (w.by == By::keys)
-      run_problem(w.e->rebased(0, 0, 0, first), q);
-    else
-      run_problem(w.e->rebased(0, 0, first, 0), q);
-  };
-  par->parallel_for(par->ctx, task, &w, ceil_div(n, step));
+  drive_parallel(
+      AnyEngine{&e, &drive_at<E>, decoding, e.mr(), e.key_unit(decoding), e.key_unit(false)}, p,
+      par);
 }
+
+struct CacheCore;
+
+// An attention call (arguments checked; p from attention_problem, its S set) on the engine of its
+// dtype and K source, raw K or the cache c (run.cpp: every engine's drive() is compiled there).
+void run_attention(const attnscore_attention_desc &a, const CacheCore *c, const Problem &p,
+                   const attnscore_parallel *par) noexcept;
 
 }  // namespace attnscore
 

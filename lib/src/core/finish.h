@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The attention driver's pieces, shared by the public call and the tests.
-#ifndef ATTNSCORE_ATTENTION_H
-#define ATTNSCORE_ATTENTION_H
+// How the attention step finishes its rows (softcap, masks, softmax), for the driver and the tests.
+#ifndef ATTNSCORE_FINISH_H
+#define ATTNSCORE_FINISH_H
 
 #include <cstddef>
 #include <cstdint>
@@ -52,4 +52,4 @@ void finish_row(float *row, std::size_t n_k, Span sp, float softcap,
 
 }  // namespace attnscore
 
-#endif  // ATTNSCORE_ATTENTION_H
+#endif  // ATTNSCORE_FINISH_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // How the attention step finishes its rows: the softcap, the masks (without a mask tensor) and
 // the fused softmax, with its exponential.
-#include "core/attention.h"
+#include "core/finish.h"
 
 #include <cmath>
 #include <cstdint>
