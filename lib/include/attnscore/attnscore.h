@@ -30,9 +30,9 @@ typedef enum attnscore_status {
   /** a matrix's extent in bytes does not fit in size_t (32 bits on armv7) or would end past the
    * top of the address space */
   ATTNSCORE_ERR_SIZE_OVERFLOW = 7,
-  /** the memory an output spans (S; a converter's or quantizer's out and scales) meets an
-   * input's (Q, K, a cache, s8 scales) or another output's; touching is fine, and inputs may
-   * overlap each other */
+  /** the memory a call writes (S; the out and scales of convert, quantize_s8 and the fold; the
+   * cache appended to) meets memory it reads (Q, K, a key cache, s8 scales, keys appended,
+   * channel_scale) or another output's; touching is fine, inputs may overlap each other */
   ATTNSCORE_ERR_OVERLAP = 8,
   /** attnscore_set_max_level with a level this build's CPU family lacks;
    * attnscore_level_from_name with a name that is no level at all */
@@ -48,13 +48,15 @@ typedef enum attnscore_status {
   /** not a cache made by attnscore_cache_init: a misaligned pointer, or memory without the
    * cache's header (a marker, not a proof: copied or freed cache memory is the caller's error) */
   ATTNSCORE_ERR_BAD_CACHE = 14,
-  /** s8: a scale count neither 1 nor n_q (n_k); an attention tensor's scale_row_stride above 1,
-   * an appended tensor's not 1 */
+  /** s8: attnscore_scores_s8 with q_scale_count neither 1 nor n_q or k_scale_count neither 1
+   * nor n_k; attnscore_attention with Q's or raw K's scale_row_stride above 1;
+   * attnscore_cache_append to an s8 cache with src's scale_row_stride not 1 */
   ATTNSCORE_ERR_BAD_SCALE_COUNT = 15,
   ATTNSCORE_ERR_BAD_QUANT_SCALE = 16, /**< s8: a q/k scale value NaN, infinite or subnormal */
   ATTNSCORE_ERR_DIM_TOO_LARGE = 17,   /**< s8: d > ATTNSCORE_S8_MAX_D (int32 sums could overflow) */
   ATTNSCORE_ERR_NOT_FINITE = 18,      /**< quantization input holds a NaN or an infinity */
-  ATTNSCORE_ERR_HEADS_MISMATCH = 19,  /**< heads_kv is 0 or does not divide heads_q */
+  /** heads_kv is 0 or does not divide heads_q (with a k_cache, heads_kv 0 is SHAPE_MISMATCH) */
+  ATTNSCORE_ERR_HEADS_MISMATCH = 19,
   /** attention: the heads (or rows) of Q, K or S overlap each other (a stride too small for the
    * layout) */
   ATTNSCORE_ERR_BAD_HEAD_STRIDE = 20,
@@ -96,7 +98,8 @@ typedef enum attnscore_status {
  *   s.data, raw k.data or (s8) q.scale, raw k.scale NULL: NULL_POINTER; a k_cache that is no
  *   cache: BAD_CACHE; K's (or the cache's) dtype not Q's: DTYPE_MISMATCH; a cache whose heads
  *   differ from heads_kv or whose d differs from d, or that holds fewer than n_k tokens:
- *   SHAPE_MISMATCH; HEADS_MISMATCH; q.row_stride < d: BAD_LDQ; raw k.row_stride < d: BAD_LDK;
+ *   SHAPE_MISMATCH; heads_kv 0 or not dividing heads_q: HEADS_MISMATCH (so with a cache,
+ *   heads_kv 0 is SHAPE_MISMATCH); q.row_stride < d: BAD_LDQ; raw k.row_stride < d: BAD_LDK;
  *   s.row_stride < n_k: BAD_LDS; (s8) a scale_row_stride of Q or raw K above 1: BAD_SCALE_COUNT;
  *   BAD_SCALE; BAD_SOFTCAP; unknown mask or flag bits, or ATTNSCORE_ATTN_F16_ACCUMULATE with Q
  *   not f16: BAD_FLAGS; BAD_WINDOW; under a mask, pos_offset + n_q - 1 past SIZE_MAX:
@@ -126,13 +129,14 @@ typedef enum attnscore_status {
  *   NULL_POINTER; ldx < d: BAD_LDQ; ldo < d: BAD_LDS; SIZE_OVERFLOW; OVERLAP (x, out and scales
  *   pairwise); NOT_FINITE.
  * attnscore_fold_channel_scales: n == 0: no-op; ZERO_DIM; NULL_POINTER; BAD_LDQ; ldo < d:
- *   BAD_LDS; SIZE_OVERFLOW; OVERLAP (out may be q itself only with ldo == ldq).
+ *   BAD_LDS; SIZE_OVERFLOW; OVERLAP (out against q and channel_scale; out may be q itself
+ *   only with ldo == ldq).
  * Without a dtype in the build (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF),
  * attnscore_scores_f16 and attnscore_convert (no f16), attnscore_scores_s8 and
  * attnscore_fold_channel_scales (no int8) return UNKNOWN_DTYPE before any other check, and
- * attnscore_quantize_s8 right after its src_dtype check. attnscore_pool_create: NULL_POINTER,
- * SYSTEM; attnscore_set_max_level: UNKNOWN_LEVEL; attnscore_level_from_name: NULL_POINTER,
- * UNKNOWN_LEVEL.
+ * attnscore_quantize_s8 right after its src_dtype check (without int8 for any src_dtype,
+ * without f16 for an f16 one). attnscore_pool_create: NULL_POINTER, SYSTEM;
+ * attnscore_set_max_level: UNKNOWN_LEVEL; attnscore_level_from_name: NULL_POINTER, UNKNOWN_LEVEL.
  */
 
 /** Input element types. */
@@ -245,12 +249,15 @@ typedef void (*attnscore_parallel_for_fn)(void *pool_ctx, attnscore_task_fn fn, 
                                           size_t n_tasks);
 
 /** A parallel-for to run a call's tasks on: the caller's thread pool, or attnscore_pool_parallel.
- * Every compute call that takes one (`par`) runs on the calling thread when it is NULL; the split
- * never changes a bit of the results. */
+ * attnscore_attention (the one call that takes one, as `par`) runs on the calling thread when
+ * par is NULL; otherwise, once every check has passed, it calls par->parallel_for exactly once,
+ * whatever the thread count. A parallel_for of NULL is ATTNSCORE_ERR_NULL_POINTER, the last check
+ * (a no-op returns ATTNSCORE_OK before it). The split never changes a bit of the results. */
 typedef struct attnscore_parallel {
   attnscore_parallel_for_fn parallel_for; /**< called once per call (never for a no-op or error) */
   void *ctx;                              /**< passed to parallel_for as pool_ctx */
-  size_t threads; /**< threads that run tasks at once: the call makes that many (0 counts as 1) */
+  /** threads that run tasks at once (0 counts as 1): the call asks for 1 to that many tasks */
+  size_t threads;
 } attnscore_parallel;
 
 /** The built-in thread pool, for callers without one (never created implicitly). */
@@ -321,8 +328,8 @@ typedef struct attnscore_cache_shape {
 typedef struct attnscore_cache attnscore_cache;
 
 /** Bytes a cache of this shape needs under the current kernel choice (alignment slack
- * included); 0 for a NULL or zero-sized shape, an unknown kind or dtype, s8 with d above
- * ATTNSCORE_S8_MAX_D, or a size past size_t. */
+ * included); 0 for a NULL or zero-sized shape, an unknown kind or dtype (or one this build leaves
+ * out), s8 with d above ATTNSCORE_S8_MAX_D, or a size past size_t. */
 size_t attnscore_cache_bytes(const attnscore_cache_shape *shape);
 
 /** Makes an empty cache in `mem` (`bytes` long, any alignment); `*cache` then points into it.
@@ -331,8 +338,8 @@ attnscore_status attnscore_cache_init(void *mem, size_t bytes, const attnscore_c
                                       attnscore_cache **cache);
 
 /** Appends n tokens of every head after those held (`src`: heads x n x d of the cache's dtype;
- * s8 with one scale per token, scale_row_stride 1); n == 0 is a no-op; nothing is appended on
- * error. */
+ * s8 with one scale per token, scale_row_stride 1, else ATTNSCORE_ERR_BAD_SCALE_COUNT); n == 0
+ * is a no-op once the handle is checked; nothing is appended on error. */
 attnscore_status attnscore_cache_append(attnscore_cache *cache, size_t n,
                                         const attnscore_tensor *src);
 
@@ -420,12 +427,12 @@ attnscore_status attnscore_convert(size_t n, attnscore_dtype src_dtype, const vo
  * Subnormal inputs read as 0 under the caller's DAZ/FZ. A row whose scale would be below FLT_MIN
  * (all zeros, or tiny) gets scale 0 and zeros. The results are the same bits at every level, and
  * feed the s8 scores (one scale per row).
- * @return ATTNSCORE_OK; n == 0 is a no-op; ATTNSCORE_ERR_UNKNOWN_DTYPE (another src_dtype, or a
- *         build without the int8 path or without f16 for binary16), ATTNSCORE_ERR_ZERO_DIM,
- *         ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_LDQ (ldx < d), ATTNSCORE_ERR_BAD_LDS
- *         (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP (out or scales meet x
- *         or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in x). Nothing written on
- *         error.
+ * @return ATTNSCORE_OK; ATTNSCORE_ERR_UNKNOWN_DTYPE (another src_dtype, or a build without the
+ *         int8 path or without f16 for binary16), checked first; then n == 0 is a no-op;
+ *         ATTNSCORE_ERR_ZERO_DIM, ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_LDQ (ldx < d),
+ *         ATTNSCORE_ERR_BAD_LDS (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP
+ *         (out or scales meet x or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in
+ *         x). Nothing written on error.
  */
 attnscore_status attnscore_quantize_s8(size_t n, size_t d, attnscore_dtype src_dtype, const void *x,
                                        size_t ldx, int8_t *out, size_t ldo, float *scales);
@@ -435,10 +442,11 @@ attnscore_status attnscore_quantize_s8(size_t n, size_t d, attnscore_dtype src_d
  * K cache quantized per channel (k[j][t] ~ kq[j][t] * channel_scale[t]), scores against the
  * int8 kq then go through attnscore_scores_s8 with k_scale 1: quantize the folded Q per row
  * with attnscore_quantize_s8 first. out may be q itself (ldo == ldq); otherwise they must not
- * overlap.
+ * overlap, and out must not overlap channel_scale.
  * @return ATTNSCORE_OK; n == 0 is a no-op; ATTNSCORE_ERR_ZERO_DIM, ATTNSCORE_ERR_NULL_POINTER,
  *         ATTNSCORE_ERR_BAD_LDQ, ATTNSCORE_ERR_BAD_LDS (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW,
- *         ATTNSCORE_ERR_OVERLAP; ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path.
+ *         ATTNSCORE_ERR_OVERLAP; ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path (before any
+ *         other check).
  */
 attnscore_status attnscore_fold_channel_scales(size_t n, size_t d, const float *q, size_t ldq,
                                                const float *channel_scale, float *out, size_t ldo);
@@ -461,10 +469,11 @@ attnscore_status attnscore_set_max_level(attnscore_level level);
 attnscore_level attnscore_max_level(void);
 
 /** The kernel chosen for a dtype on this CPU under the cap, e.g. "qk_f32_8x32__avx512"; NULL for an
- * unknown dtype. */
+ * unknown dtype or one this build leaves out. */
 const char *attnscore_kernel_name(attnscore_dtype dtype);
 
-/** The level of the kernel attnscore_kernel_name() reports. */
+/** The level of the kernel attnscore_kernel_name() reports (ATTNSCORE_LEVEL_SCALAR where that is
+ * NULL). */
 attnscore_level attnscore_kernel_level(attnscore_dtype dtype);
 
 /** A level's name as ATTNSCORE_MAX_LEVEL spells it ("scalar", "avx2", ...); NULL if unknown. */
