@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // attnscore_attention: the descriptor's checks in the header's order, then the engine of its
 // dtype and K source through the one driver (split through the caller's parallel-for).
-#include "core/finish.h"
-
 #include <cstring>
 
 #include "core/checks.h"
 #include "core/driver.hpp"
+#include "core/finish.h"
 #include "core/kcache.h"
 #include "dispatch/kernels.h"
 
