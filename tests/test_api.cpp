@@ -590,7 +590,7 @@ TEST_CASE("C++ attention: heads, groups, caches, f16 S, options and parallel-for
   CHECK(none.get() == nullptr);
   const attnscore_parallel no_fn{nullptr, nullptr, 2};
   CHECK(attnscore::attention(Q, K, S_par, {}, no_fn) == ATTNSCORE_ERR_NULL_POINTER);
-  {
+  if (testing::threads_available()) {
     attnscore::ThreadPool pool(2);
     REQUIRE(pool.status() == ATTNSCORE_OK);
     CHECK(pool.threads() == 2);

@@ -21,6 +21,7 @@ namespace {
 using testing::Buffer;
 using testing::from_bits;
 using testing::kGuardBits;
+using testing::threads_available;
 using testing::to_bits;
 
 // Hooks as callers write them. Each counts its calls and the tasks it ran.
@@ -54,15 +55,6 @@ void hook_parallel_for(void *ctx, attnscore_task_fn fn, void *task_ctx, std::siz
       break;
   }
   for (std::size_t i : idx) fn(task_ctx, i);
-}
-
-// Whether this process may start threads. qemu-user 7.2 hangs starting any thread of an ARM
-// guest on this host, so the cross builds' ctest sets ATTNSCORE_TEST_NO_THREADS: there the
-// splits and task orders are still checked through hooks that run the tasks on this thread.
-bool threads_available() {
-  static const bool ok = std::getenv("ATTNSCORE_TEST_NO_THREADS") == nullptr;
-  if (!ok) WARN("ATTNSCORE_TEST_NO_THREADS: the pool and the thread-per-task hook are not run");
-  return ok;
 }
 
 // The built-in pool, owned (stopped when it goes).
