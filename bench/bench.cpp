@@ -184,8 +184,9 @@ DataF16::DataF16(const Shape &sh)
   Shape f32_shape = sh;
   f32_shape.cold = false;
   const Data hot(f32_shape);
-  attnscore_f32_to_f16(q.size(), hot.q.data(), q.data());
-  attnscore_f32_to_f16(sh.n_k * sh.d, hot.k.data(), k.data());
+  attnscore_convert(q.size(), ATTNSCORE_DTYPE_F32, hot.q.data(), ATTNSCORE_DTYPE_F16, q.data());
+  attnscore_convert(sh.n_k * sh.d, ATTNSCORE_DTYPE_F32, hot.k.data(), ATTNSCORE_DTYPE_F16,
+                    k.data());
   for (std::size_t c = 1; c < copies; ++c)
     std::memcpy(k.data() + c * k_stride, k.data(), sh.n_k * sh.d * 2);
 }
@@ -245,18 +246,25 @@ void bm_attnscore(benchmark::State &state, attnscore_level level, bench::Shape s
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
 }
 
-// Builds `copies` key caches of `bytes` each in `mem`, cache c by build(memory, c, &cache) (true
-// when it is ready); skips the benchmark when one cannot be built.
-template <class Cache, class Build>
-bool make_caches(benchmark::State &state, std::size_t copies, std::size_t bytes,
-                 bench::Buf<unsigned char> &mem, std::vector<Cache *> &caches, Build build) {
+// Builds `copies` key caches of `shape` in `mem`, filling cache c with the tensor keys(c)
+// (attnscore_tensor of `shape.capacity` tokens per head); skips the benchmark when one cannot be
+// built.
+template <class Keys>
+bool make_caches(benchmark::State &state, std::size_t copies, const attnscore_cache_shape &shape,
+                 bench::Buf<unsigned char> &mem, std::vector<attnscore_cache *> &caches,
+                 Keys keys) {
+  const std::size_t bytes = attnscore_cache_bytes(&shape);
   mem.resize(copies * bytes);
   caches.resize(copies);
-  for (std::size_t c = 0; c < copies; ++c)
-    if (!build(mem.data() + c * bytes, c, &caches[c])) {
+  for (std::size_t c = 0; c < copies; ++c) {
+    const attnscore_tensor k = keys(c);
+    if (bytes == 0 ||
+        attnscore_cache_init(mem.data() + c * bytes, bytes, &shape, &caches[c]) != ATTNSCORE_OK ||
+        attnscore_cache_append(caches[c], shape.capacity, &k) != ATTNSCORE_OK) {
       state.SkipWithError("cannot build the key cache");
       return false;
     }
+  }
   return true;
 }
 
@@ -272,47 +280,41 @@ void time_calls(benchmark::State &state, const float *out, Call call) {
   }
 }
 
-// The f32 and f16 key caches' calls and data, by the element type of Q and K.
+// The data of the f32 and f16 key caches' rows, by the element type of Q and K.
 template <class E>
-struct KcacheApi;
+struct KcacheData;
 template <>
-struct KcacheApi<float> {
+struct KcacheData<float> {
   using Data = bench::Data;
-  using Cache = attnscore_kcache_f32;
-  static constexpr auto bytes = &attnscore_kcache_f32_bytes;
-  static constexpr auto init = &attnscore_kcache_f32_init;
-  static constexpr auto append = &attnscore_kcache_f32_append;
-  static constexpr auto scores = &attnscore_scores_f32_kcache;
+  static constexpr attnscore_dtype dtype = ATTNSCORE_DTYPE_F32;
 };
 template <>
-struct KcacheApi<std::uint16_t> {
+struct KcacheData<std::uint16_t> {
   using Data = bench::DataF16;
-  using Cache = attnscore_kcache_f16;
-  static constexpr auto bytes = &attnscore_kcache_f16_bytes;
-  static constexpr auto init = &attnscore_kcache_f16_init;
-  static constexpr auto append = &attnscore_kcache_f16_append;
-  static constexpr auto scores = &attnscore_scores_f16_kcache;
+  static constexpr attnscore_dtype dtype = ATTNSCORE_DTYPE_F16;
 };
 
-// Decode through the packed f32 or f16 key cache (a pool of caches for cold runs), at one level.
+// Decode through the packed f32 or f16 key cache of one head (a pool of caches for cold runs),
+// at one level: attnscore_attention with the cache as K.
 template <class E>
 void bm_kcache(benchmark::State &state, attnscore_level level, bench::Shape sh) {
-  using Api = KcacheApi<E>;
+  constexpr attnscore_dtype dtype = KcacheData<E>::dtype;
   attnscore_set_max_level(level);
-  typename Api::Data data(sh);
+  typename KcacheData<E>::Data data(sh);
   bench::Buf<unsigned char> mem;
-  std::vector<typename Api::Cache *> caches;
-  const std::size_t bytes = Api::bytes(sh.n_k, sh.d);
-  if (!make_caches(state, data.copies, bytes, mem, caches,
-                   [&](void *m, std::size_t c, typename Api::Cache **cache) {
-                     return Api::init(m, bytes, sh.n_k, sh.d, cache) == ATTNSCORE_OK &&
-                            Api::append(*cache, sh.n_k, data.k_at(c), sh.d) == ATTNSCORE_OK;
-                   }))
+  std::vector<attnscore_cache *> caches;
+  const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, dtype, 1, sh.n_k, sh.d};
+  if (!make_caches(state, data.copies, shape, mem, caches, [&](std::size_t c) {
+        return attnscore_tensor{data.k_at(c), dtype, sh.n_k * sh.d, sh.d, nullptr, 0, 0};
+      }))
     return;
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+  attnscore_attention_desc a = attnscore_attention_dense(dtype, 1, 1, sh.n_q, sh.n_k, sh.d);
+  a.q.data = data.q.data();
+  a.s.data = data.s.data();
   time_calls(state, data.s.data(), [&](std::size_t i) {
-    return Api::scores(sh.n_q, data.q.data(), sh.d, caches[i % caches.size()], data.s.data(),
-                       sh.n_k, 0.0f);
+    a.k_cache = caches[i % caches.size()];
+    return attnscore_attention(&a, nullptr);
   });
   bench::set_counters(state, sh, level);
 }
@@ -327,11 +329,14 @@ void bm_threads(benchmark::State &state, std::size_t threads, bench::Shape sh) {
   }
   const attnscore_parallel par = pool.parallel();
   bench::Data data(sh);
+  attnscore_attention_desc a =
+      attnscore_attention_dense(ATTNSCORE_DTYPE_F32, 1, 1, sh.n_q, sh.n_k, sh.d);
+  a.q.data = data.q.data();
+  a.s.data = data.s.data();
   std::size_t i = 0;
   for (auto _ : state) {
-    const attnscore_status st =
-        attnscore_scores_f32_parallel(&par, sh.n_q, sh.n_k, sh.d, data.q.data(), sh.d,
-                                      data.k_at(i++), sh.d, data.s.data(), sh.n_k, 0.0f);
+    a.k.data = data.k_at(i++);
+    const attnscore_status st = attnscore_attention(&a, &par);
     if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
     benchmark::DoNotOptimize(data.s.data());
     benchmark::ClobberMemory();
@@ -398,14 +403,16 @@ void bm_s8(benchmark::State &state, attnscore_level level, bench::Shape sh) {
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
 }
 
-// Decode through the packed int8 key cache (a pool of caches for cold runs) at one level, for
-// `group` query rows at once: 1, or the query heads of one KV head under grouped-query attention
-// (each cached key read once for all of them). K_GB and %bw count the cache's int8 keys.
+// Decode through the packed int8 key cache of one KV head (a pool of caches for cold runs) at one
+// level, for `group` query heads at once: 1, or the query heads of one KV head under grouped-query
+// attention (each cached key read once for all of them). K_GB and %bw count the cache's int8 keys.
 void bm_kcache_s8(benchmark::State &state, attnscore_level level, bench::Shape sh,
                   std::size_t group) {
   attnscore_set_max_level(level);
-  const std::size_t bytes = attnscore_kcache_s8_bytes(sh.n_k, sh.d);
-  const std::size_t copies = sh.cold ? std::max<std::size_t>(2, bench::kColdPoolBytes / bytes) : 1;
+  const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, ATTNSCORE_DTYPE_S8, 1, sh.n_k, sh.d};
+  const std::size_t bytes = attnscore_cache_bytes(&shape);
+  const std::size_t copies =
+      sh.cold && bytes != 0 ? std::max<std::size_t>(2, bench::kColdPoolBytes / bytes) : 1;
   bench::Buf<unsigned char> mem;
   bench::Buf<std::int8_t> q(group * sh.d), k(sh.n_k * sh.d);
   bench::Buf<float> qs(group, 0.01f), ks(sh.n_k, 0.02f), s(group * sh.n_k);
@@ -413,19 +420,24 @@ void bm_kcache_s8(benchmark::State &state, attnscore_level level, bench::Shape s
   std::uniform_int_distribution<int> v(-128, 127);
   for (auto &x : q) x = static_cast<std::int8_t>(v(rng));
   for (auto &x : k) x = static_cast<std::int8_t>(v(rng));
-  std::vector<attnscore_kcache_s8 *> caches;
-  if (!make_caches(state, copies, bytes, mem, caches,
-                   [&](void *m, std::size_t, attnscore_kcache_s8 **cache) {
-                     return attnscore_kcache_s8_init(m, bytes, sh.n_k, sh.d, cache) ==
-                                ATTNSCORE_OK &&
-                            attnscore_kcache_s8_append(*cache, sh.n_k, k.data(), sh.d, ks.data()) ==
-                                ATTNSCORE_OK;
-                   }))
+  std::vector<attnscore_cache *> caches;
+  if (!make_caches(state, copies, shape, mem, caches, [&](std::size_t) {
+        return attnscore_tensor{
+            k.data(), ATTNSCORE_DTYPE_S8, sh.n_k * sh.d, sh.d, ks.data(), sh.n_k, 1};
+      }))
     return;
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+  // `group` query heads of one row each on the one KV head, one scale per query head.
+  attnscore_attention_desc a =
+      attnscore_attention_dense(ATTNSCORE_DTYPE_S8, group, 1, sh.n_q, sh.n_k, sh.d);
+  a.q.data = q.data();
+  a.q.scale = qs.data();
+  a.q.scale_head_stride = 1;
+  a.q.scale_row_stride = 0;
+  a.s.data = s.data();
   time_calls(state, s.data(), [&](std::size_t i) {
-    return attnscore_scores_s8_kcache(group, q.data(), sh.d, qs.data(), group, caches[i % copies],
-                                      s.data(), sh.n_k, 0.0f);
+    a.k_cache = caches[i % copies];
+    return attnscore_attention(&a, nullptr);
   });
   bench::set_counters_s8(state, sh, level);
   state.counters["GOP"] = benchmark::Counter(static_cast<double>(group) * sh.flops() * 1e-9,
@@ -488,13 +500,16 @@ void attn_counters(benchmark::State &state, const AttnShape &a) {
 
 void bm_attention(benchmark::State &state, AttnShape sh, bool causal, bool softmax) {
   AttnData data(sh);
-  attnscore_attention_desc a = attnscore_attention_desc_dense(sh.hq, sh.hkv, sh.n_q, sh.n_k, sh.d);
+  attnscore_attention_desc a =
+      attnscore_attention_dense(ATTNSCORE_DTYPE_F32, sh.hq, sh.hkv, sh.n_q, sh.n_k, sh.d);
+  a.q.data = data.q.data();
+  a.k.data = data.k.data();
+  a.s.data = data.s.data();
   a.mask = causal ? ATTNSCORE_MASK_CAUSAL : 0u;
   a.pos_offset = sh.n_k - sh.n_q;  // the queries are the last positions (decode, prefill)
   a.flags = softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
   for (auto _ : state) {
-    const attnscore_status st =
-        attnscore_attention_f32(&a, data.q.data(), data.k.data(), data.s.data());
+    const attnscore_status st = attnscore_attention(&a, nullptr);
     if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
     benchmark::DoNotOptimize(data.s.data());
     benchmark::ClobberMemory();
@@ -739,7 +754,8 @@ int main(int argc, char **argv) {
             benchmark::RegisterBenchmark((std::string(s8) + "/" + sh.name()).c_str(), bm_s8, level,
                                          sh)
                 ->Unit(benchmark::kMicrosecond);
-          // The key cache, for one query row and for a group of 4 (grouped-query decode).
+          // The key cache, for one query head and for a group of 4 on one KV head (grouped-query
+          // decode).
           if (own && sh.decode())
             for (std::size_t group : {1, 4})
               benchmark::RegisterBenchmark(

@@ -55,6 +55,12 @@ for target in "${targets[@]}"; do
   cp "$build/lib/libattnscore.a" "$dir/lib.a"
   "${tools}strip" --strip-unneeded "$dir/lib.a"
   total=$(stat -c %s "$dir/lib.a")
+  # Extracting by name keeps one of two same-named members: every object must have its own name.
+  dups=$("${tools}ar" t "$dir/lib.a" | sort | uniq -d)
+  if [ -n "$dups" ]; then
+    echo "$target: objects share a name (rename a source file): $dups" >&2
+    exit 1
+  fi
   (cd "$dir/objects" && "${tools}ar" x ../lib.a)
 
   echo

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-# cmake --install: the public headers, the library, the CMake package (attnscore::attnscore,
-# SameMajorVersion) and attnscore.pc. xsimd and every internal target are build-time only: the
-# library links them through $<BUILD_INTERFACE:...>, so nothing of theirs is exported, and the
-# per-level OBJECT libraries are compiled into the library itself.
+# cmake --install: the public headers, the library, the CMake package (attnscore::attnscore;
+# SameMinorVersion before 1.0, then SameMajorVersion) and attnscore.pc. xsimd and every internal
+# target are build-time only: the library links them through $<BUILD_INTERFACE:...>, so nothing
+# of theirs is exported, and the per-level OBJECT libraries are compiled into the library itself.
 include(CMakePackageConfigHelpers)
 
 set(ATTNSCORE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/attnscore)
@@ -31,8 +31,16 @@ install(EXPORT attnscoreTargets NAMESPACE attnscore:: DESTINATION ${ATTNSCORE_CM
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/attnscoreConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/attnscoreConfig.cmake
                               INSTALL_DESTINATION ${ATTNSCORE_CMAKE_DIR})
+# Before 1.0 a minor version may change the API (0.2.0 did): find_package(attnscore 0.1) must not
+# accept 0.2, so 0.x packages match on MAJOR.MINOR, later ones on MAJOR.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(ATTNSCORE_VERSION_COMPATIBILITY SameMinorVersion)
+else()
+  set(ATTNSCORE_VERSION_COMPATIBILITY SameMajorVersion)
+endif()
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/attnscoreConfigVersion.cmake
-                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+                                 VERSION ${PROJECT_VERSION}
+                                 COMPATIBILITY ${ATTNSCORE_VERSION_COMPATIBILITY})
 install(FILES ${PROJECT_BINARY_DIR}/attnscoreConfig.cmake
               ${PROJECT_BINARY_DIR}/attnscoreConfigVersion.cmake
         DESTINATION ${ATTNSCORE_CMAKE_DIR})

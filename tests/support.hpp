@@ -133,6 +133,11 @@ std::uint64_t fp_control_mask();
 // The bits that flush subnormals (FTZ|DAZ on x86, FZ on aarch64), 0 where there are none.
 std::uint64_t flush_bits();
 
+// Whether this process may start threads. qemu-user 7.2 hangs starting any thread of an ARM
+// guest on this host, so the cross builds' ctest sets ATTNSCORE_TEST_NO_THREADS: there the
+// splits and task orders are still checked through hooks that run the tasks on this thread.
+bool threads_available();
+
 }  // namespace testing
 
 #endif  // ATTNSCORE_TESTS_SUPPORT_HPP

@@ -273,7 +273,8 @@ TEST_CASE("bad input: its own status, nothing written", "[api][errors]") {
 
 TEST_CASE("every status has its own message", "[api][errors]") {
   std::vector<std::string> seen;
-  for (int v = 0; v <= ATTNSCORE_ERR_ROW_TOO_LONG; ++v) {  // the statuses are numbered without gaps
+  // The statuses are numbered without gaps, DTYPE_MISMATCH the last.
+  for (int v = 0; v <= ATTNSCORE_ERR_DTYPE_MISMATCH; ++v) {
     const std::string msg = attnscore_status_string(static_cast<attnscore_status>(v));
     CAPTURE(v, msg);
     CHECK(msg != attnscore_status_string(static_cast<attnscore_status>(1000)));
@@ -345,74 +346,104 @@ TEST_CASE("C++ wrapper: views, blocks and shape checks", "[api][cpp]") {
   CHECK(attnscore::default_scale(16) == 0.25f);
 }
 
+namespace {
+
+// One head of attention from a key cache, as the removed 0.1.0 scores-from-cache call was: Q of
+// n_q rows (row stride ldq) against the first n_k keys of `cache`, S of n_q x n_k (row stride
+// lds).
+attnscore_status cache_scores(std::size_t n_q, std::size_t n_k, std::size_t d, const float *q,
+                              std::size_t ldq, const attnscore_cache *cache, float *s,
+                              std::size_t lds, float scale) {
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F32, 1, 1, n_q, n_k, d);
+  a.q.data = q, a.q.row_stride = ldq;
+  a.k_cache = cache;
+  a.s.data = s, a.s.row_stride = lds;
+  a.scale = scale;
+  return attnscore_attention(&a, nullptr);
+}
+
+}  // namespace
+
 TEST_CASE("packed key cache: API, errors, C++ wrapper", "[api][kcache]") {
   CapGuard guard;
   const attnscore_level level = GENERATE(from_range(runnable_levels()));
   REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
   CAPTURE(attnscore_level_name(level));
   const std::size_t d = 24, cap = 40;
-  const std::size_t bytes = attnscore_kcache_f32_bytes(cap, d);
+  const auto shape = [&](std::size_t capacity, std::size_t dim) {
+    return attnscore_cache_shape{ATTNSCORE_CACHE_KEYS, ATTNSCORE_DTYPE_F32, 1, capacity, dim};
+  };
+  const attnscore_cache_shape sh = shape(cap, d), zero_cap = shape(0, d), zero_d = shape(cap, 0),
+                              huge = shape(SIZE_MAX / 2, 64);
+  const std::size_t bytes = attnscore_cache_bytes(&sh);
   REQUIRE(bytes >= cap * d * sizeof(float));
-  CHECK(attnscore_kcache_f32_bytes(0, d) == 0);
-  CHECK(attnscore_kcache_f32_bytes(cap, 0) == 0);
-  CHECK(attnscore_kcache_f32_bytes(SIZE_MAX / 2, 64) == 0);
+  CHECK(attnscore_cache_bytes(&zero_cap) == 0);
+  CHECK(attnscore_cache_bytes(&zero_d) == 0);
+  CHECK(attnscore_cache_bytes(&huge) == 0);
   std::vector<unsigned char> mem(bytes);
-  attnscore_kcache_f32 *c = nullptr;
-  CHECK(attnscore_kcache_f32_init(mem.data(), bytes - 1, cap, d, &c) ==
-        ATTNSCORE_ERR_BUFFER_TOO_SMALL);
-  CHECK(attnscore_kcache_f32_init(nullptr, bytes, cap, d, &c) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_kcache_f32_init(mem.data(), bytes, cap, d, nullptr) ==
-        ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_kcache_f32_init(mem.data(), bytes, 0, d, &c) == ATTNSCORE_ERR_ZERO_DIM);
-  CHECK(attnscore_kcache_f32_init(mem.data(), bytes, SIZE_MAX / 2, 64, &c) ==
-        ATTNSCORE_ERR_SIZE_OVERFLOW);
-  REQUIRE(attnscore_kcache_f32_init(mem.data(), bytes, cap, d, &c) == ATTNSCORE_OK);
-  CHECK(attnscore_kcache_f32_size(c) == 0);
-  CHECK(attnscore_kcache_f32_dim(c) == d);
+  attnscore_cache *c = nullptr;
+  CHECK(attnscore_cache_init(mem.data(), bytes - 1, &sh, &c) == ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(attnscore_cache_init(nullptr, bytes, &sh, &c) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_cache_init(mem.data(), bytes, &sh, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_cache_init(mem.data(), bytes, &zero_cap, &c) == ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_cache_init(mem.data(), bytes, &huge, &c) == ATTNSCORE_ERR_SIZE_OVERFLOW);
+  REQUIRE(attnscore_cache_init(mem.data(), bytes, &sh, &c) == ATTNSCORE_OK);
+  CHECK(attnscore_cache_size(c) == 0);
 
   std::mt19937 rng(3);
   Buffer k(cap, d, d, 0, kNaN), q(5, d, d, 0, kNaN);
   testing::fill_ints(k, 3, rng);
   testing::fill_ints(q, 3, rng);
-  CHECK(attnscore_kcache_f32_append(c, 2, k.data(), d - 1) == ATTNSCORE_ERR_BAD_LDK);
-  CHECK(attnscore_kcache_f32_append(c, 2, nullptr, d) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_kcache_f32_append(nullptr, 2, k.data(), d) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_kcache_f32_append(c, cap + 1, k.data(), d) == ATTNSCORE_ERR_CACHE_FULL);
-  CHECK(attnscore_kcache_f32_append(c, 1, reinterpret_cast<const float *>(mem.data() + 64), d) ==
-        ATTNSCORE_ERR_OVERLAP);
-  CHECK(attnscore_kcache_f32_size(c) == 0);
-  REQUIRE(attnscore_kcache_f32_append(c, 7, k.data(), d) == ATTNSCORE_OK);
-  REQUIRE(attnscore_kcache_f32_append(c, 0, nullptr, d) == ATTNSCORE_OK);
-  REQUIRE(attnscore_kcache_f32_append(c, cap - 7, &k.at(7, 0), d) == ATTNSCORE_OK);
-  CHECK(attnscore_kcache_f32_append(c, 1, k.data(), d) == ATTNSCORE_ERR_CACHE_FULL);
-  CHECK(attnscore_kcache_f32_size(c) == cap);
+  // Keys [j, j + n) of K as an append source, with row stride ld.
+  const auto keys = [&](const float *data, std::size_t ld) {
+    attnscore_tensor t;
+    std::memset(&t, 0, sizeof t);
+    t.data = data, t.dtype = ATTNSCORE_DTYPE_F32, t.head_stride = cap * ld, t.row_stride = ld;
+    return t;
+  };
+  const attnscore_tensor all = keys(k.data(), d), short_ld = keys(k.data(), d - 1),
+                         null_keys = keys(nullptr, d),
+                         in_cache = keys(reinterpret_cast<const float *>(mem.data() + 64), d),
+                         rest = keys(&k.at(7, 0), d);
+  CHECK(attnscore_cache_append(c, 2, &short_ld) == ATTNSCORE_ERR_BAD_LDK);
+  CHECK(attnscore_cache_append(c, 2, &null_keys) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_cache_append(c, 2, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_cache_append(nullptr, 2, &all) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_cache_append(c, cap + 1, &all) == ATTNSCORE_ERR_CACHE_FULL);
+  CHECK(attnscore_cache_append(c, 1, &in_cache) == ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_cache_size(c) == 0);
+  REQUIRE(attnscore_cache_append(c, 7, &all) == ATTNSCORE_OK);
+  REQUIRE(attnscore_cache_append(c, 0, nullptr) == ATTNSCORE_OK);
+  REQUIRE(attnscore_cache_append(c, cap - 7, &rest) == ATTNSCORE_OK);
+  CHECK(attnscore_cache_append(c, 1, &all) == ATTNSCORE_ERR_CACHE_FULL);
+  CHECK(attnscore_cache_size(c) == cap);
 
   // Exact data: the cache's scores are fl(exact * scale), and errors write nothing.
   Buffer s(5, cap, cap + 1, 0, testing::from_bits(testing::kGuardBits));
   const Buffer s0 = s;
-  CHECK(attnscore_scores_f32_kcache(5, q.data(), d - 1, c, s.data(), s.ld, 0) ==
-        ATTNSCORE_ERR_BAD_LDQ);
-  CHECK(attnscore_scores_f32_kcache(5, q.data(), d, c, s.data(), cap - 1, 0) ==
-        ATTNSCORE_ERR_BAD_LDS);
-  CHECK(attnscore_scores_f32_kcache(5, q.data(), d, c, s.data(), s.ld, kNaN) ==
-        ATTNSCORE_ERR_BAD_SCALE);
-  CHECK(attnscore_scores_f32_kcache(5, q.data(), d, nullptr, s.data(), s.ld, 0) ==
+  CHECK(cache_scores(5, cap, d, q.data(), d - 1, c, s.data(), s.ld, 0) == ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(cache_scores(5, cap, d, q.data(), d, c, s.data(), cap - 1, 0) == ATTNSCORE_ERR_BAD_LDS);
+  CHECK(cache_scores(5, cap, d, q.data(), d, c, s.data(), s.ld, kNaN) == ATTNSCORE_ERR_BAD_SCALE);
+  // No cache and no raw K: NULL_POINTER.
+  CHECK(cache_scores(5, cap, d, q.data(), d, nullptr, s.data(), s.ld, 0) ==
         ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_scores_f32_kcache(5, nullptr, d, c, s.data(), s.ld, 0) ==
-        ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_scores_f32_kcache(1, q.data(), d, c, reinterpret_cast<float *>(mem.data()), cap,
-                                    0) == ATTNSCORE_ERR_OVERLAP);
-  CHECK(attnscore_scores_f32_kcache(2, q.data(), d, c, q.data() + d, cap, 0) ==
+  CHECK(cache_scores(5, cap, d, nullptr, d, c, s.data(), s.ld, 0) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(cache_scores(1, cap, d, q.data(), d, c, reinterpret_cast<float *>(mem.data()), cap, 0) ==
         ATTNSCORE_ERR_OVERLAP);
+  CHECK(cache_scores(2, cap, d, q.data(), d, c, q.data() + d, cap, 0) == ATTNSCORE_ERR_OVERLAP);
   std::vector<unsigned char> junk(256, 0x5a);
-  CHECK(attnscore_scores_f32_kcache(5, q.data(), d,
-                                    reinterpret_cast<const attnscore_kcache_f32 *>(junk.data()),
-                                    s.data(), s.ld, 0) == ATTNSCORE_ERR_BAD_CACHE);
+  CHECK(cache_scores(5, cap, d, q.data(), d, reinterpret_cast<const attnscore_cache *>(junk.data()),
+                     s.data(), s.ld, 0) == ATTNSCORE_ERR_BAD_CACHE);
+  // The cache's d and size: another d, or more keys than held, is SHAPE_MISMATCH.
+  CHECK(cache_scores(5, cap, d - 1, q.data(), d, c, s.data(), s.ld, 0) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(cache_scores(5, cap + 1, d, q.data(), d, c, s.data(), s.ld + 1, 0) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
   CHECK(std::memcmp(s.mem.data(), s0.mem.data(), s.mem.size() * sizeof(float)) == 0);
   for (std::size_t i = 0; i < 5; ++i)
     for (std::size_t j = 0; j < cap; ++j) s.at(i, j) = kNaN;
   for (std::size_t n_q : {5, 1}) {
-    REQUIRE(attnscore_scores_f32_kcache(n_q, q.data(), d, c, s.data(), s.ld, 0) == ATTNSCORE_OK);
+    REQUIRE(cache_scores(n_q, cap, d, q.data(), d, c, s.data(), s.ld, 0) == ATTNSCORE_OK);
     Buffer qn(n_q, d, d, 0, kNaN);
     for (std::size_t i = 0; i < n_q; ++i)
       for (std::size_t t = 0; t < d; ++t) qn.at(i, t) = q.at(i, t);
@@ -423,28 +454,187 @@ TEST_CASE("packed key cache: API, errors, C++ wrapper", "[api][kcache]") {
     CAPTURE(n_q);
     CHECK(testing::check_scores(sn, testing::reference(qn, k, d, scale), d, scale, true) == "");
   }
-  REQUIRE(attnscore_kcache_f32_clear(c) == ATTNSCORE_OK);
-  CHECK(attnscore_kcache_f32_size(c) == 0);
-  CHECK(attnscore_scores_f32_kcache(5, q.data(), d, c, s.data(), s.ld, 0) == ATTNSCORE_OK);
+  REQUIRE(attnscore_cache_truncate(c, 0) == ATTNSCORE_OK);
+  CHECK(attnscore_cache_size(c) == 0);
+  CHECK(cache_scores(5, 0, d, q.data(), d, c, s.data(), s.ld, 0) == ATTNSCORE_OK);
+  CHECK(cache_scores(5, 1, d, q.data(), d, c, s.data(), s.ld, 0) == ATTNSCORE_ERR_SHAPE_MISMATCH);
 
-  // The C++ wrapper over the same memory.
-  attnscore::KeyCache kc(mem.data(), mem.size(), cap, d);
+  // The C++ wrapper over the same memory: one KV head.
+  using attnscore::HeadsView;
+  using attnscore::MatrixView;
+  attnscore::KeyCache<float> kc(mem.data(), mem.size(), 1, cap, d);
   REQUIRE(kc.status() == ATTNSCORE_OK);
-  CHECK(kc.append(attnscore::MatrixView<const float>(k.data(), 3, d - 1, d)) ==
-        ATTNSCORE_ERR_SHAPE_MISMATCH);
-  REQUIRE(kc.append(attnscore::MatrixView<const float>(k.data(), 9, d)) == ATTNSCORE_OK);
+  CHECK((kc.heads() == 1 && kc.capacity() == cap && kc.d() == d));
+  CHECK(kc.append(MatrixView<const float>(k.data(), 3, d - 1, d)) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(kc.append(HeadsView<const float>(k.data(), 2, 3, d)) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(kc.append(MatrixView<const float>(k.data(), 9, d)) == ATTNSCORE_OK);
   CHECK(kc.size() == 9);
   std::vector<float> out(2 * 9), raw(2 * 9);
-  REQUIRE(attnscore::scores(attnscore::MatrixView<const float>(q.data(), 2, d), kc,
-                            attnscore::MatrixView<float>(out.data(), 2, 9)) == ATTNSCORE_OK);
+  const MatrixView<const float> q2(q.data(), 2, d);
+  REQUIRE(attnscore::attention(q2, kc, MatrixView<float>(out.data(), 2, 9)) == ATTNSCORE_OK);
   REQUIRE(attnscore_scores_f32(2, 9, d, q.data(), d, k.data(), d, raw.data(), 9, 0) ==
           ATTNSCORE_OK);
   CHECK(std::memcmp(out.data(), raw.data(), out.size() * sizeof(float)) == 0);
-  CHECK(attnscore::scores(attnscore::MatrixView<const float>(q.data(), 2, d), kc,
-                          attnscore::MatrixView<float>(out.data(), 2, 8)) ==
+  // Fewer columns than keys held: the first ones; more: SHAPE_MISMATCH, nothing written.
+  std::vector<float> first(2 * 8);
+  REQUIRE(attnscore::attention(q2, kc, MatrixView<float>(first.data(), 2, 8)) == ATTNSCORE_OK);
+  for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t j = 0; j < 8; ++j) CHECK(first[i * 8 + j] == raw[i * 9 + j]);
+  std::vector<float> wide(2 * 10, 7.0f);
+  CHECK(attnscore::attention(q2, kc, MatrixView<float>(wide.data(), 2, 10)) ==
         ATTNSCORE_ERR_SHAPE_MISMATCH);
-  attnscore::KeyCache bad(mem.data(), 8, cap, d);
+  CHECK(attnscore::attention(MatrixView<const float>(q.data(), 2, d - 1), kc,
+                             MatrixView<float>(out.data(), 2, 9)) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  for (float x : wide) CHECK(x == 7.0f);
+  REQUIRE(kc.truncate(4) == ATTNSCORE_OK);
+  CHECK(kc.size() == 4);
+  CHECK(kc.truncate(5) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(kc.clear() == ATTNSCORE_OK);
+  CHECK(kc.size() == 0);
+  attnscore::KeyCache<float> bad(mem.data(), 8, 1, cap, d);
   CHECK(bad.status() == ATTNSCORE_ERR_BUFFER_TOO_SMALL);
-  CHECK(bad.append(attnscore::MatrixView<const float>(k.data(), 1, d)) ==
+  CHECK(bad.append(MatrixView<const float>(k.data(), 1, d)) == ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(attnscore::attention(q2, bad, MatrixView<float>(out.data(), 2, 0)) ==
         ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK((bad.heads() == 0 && bad.size() == 0 && bad.handle() == nullptr));
+  CHECK(attnscore::KeyCache<float>::bytes(1, cap, d) == bytes);
+  CHECK(attnscore::KeyCache<float>::bytes(1, 0, d) == 0);
+}
+
+namespace {
+
+// Runs every task on the calling thread, in reverse order, counting the calls.
+struct Reverse {
+  int calls = 0;
+  static void run(void *ctx, attnscore_task_fn fn, void *task_ctx, std::size_t n) {
+    ++static_cast<Reverse *>(ctx)->calls;
+    for (std::size_t i = n; i-- > 0;) fn(task_ctx, i);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("C++ attention: heads, groups, caches, f16 S, options and parallel-fors", "[api][cpp]") {
+  using attnscore::HeadsView;
+  // 4 query heads on 2 KV heads, 3 rows, 5 keys, d 8; Q token-major (row stride 4 * 8 + 1), K
+  // head-major, S head-major with padded rows.
+  const std::size_t hq = 4, hkv = 2, n_q = 3, n_k = 5, d = 8, qrs = hq * d + 1, srs = n_k + 2;
+  std::mt19937 rng(9);
+  std::uniform_int_distribution<int> v(-3, 3);
+  std::vector<float> q(n_q * qrs, kNaN), k(hkv * n_k * d);
+  for (std::size_t i = 0; i < n_q; ++i)
+    for (std::size_t x = 0; x < hq * d; ++x) q[i * qrs + x] = static_cast<float>(v(rng));
+  for (float &x : k) x = static_cast<float>(v(rng));
+  const HeadsView<const float> Q(q.data(), hq, n_q, d, d, qrs), K(k.data(), hkv, n_k, d);
+  std::vector<float> s(hq * n_q * srs, testing::from_bits(testing::kGuardBits));
+  const HeadsView<float> S(s.data(), hq, n_q, n_k, n_q * srs, srs);
+  REQUIRE(attnscore::attention(Q, K, S) == ATTNSCORE_OK);
+  // Each head: the pinned scores call on its KV head (h / 2), bit for bit; the gaps untouched.
+  for (std::size_t h = 0; h < hq; ++h) {
+    std::vector<float> want(n_q * n_k);
+    REQUIRE(attnscore_scores_f32(n_q, n_k, d, q.data() + h * d, qrs, k.data() + h / 2 * n_k * d, d,
+                                 want.data(), n_k, 0) == ATTNSCORE_OK);
+    for (std::size_t i = 0; i < n_q; ++i) {
+      for (std::size_t j = 0; j < n_k; ++j)
+        CHECK(testing::to_bits(s[h * n_q * srs + i * srs + j]) ==
+              testing::to_bits(want[i * n_k + j]));
+      CHECK(testing::to_bits(s[h * n_q * srs + i * srs + n_k]) == testing::kGuardBits);
+    }
+  }
+  const std::vector<float> s_plain = s;
+  // Shapes that disagree: SHAPE_MISMATCH before anything else (even a bad option), nothing
+  // written; heads that do not divide: the C call's HEADS_MISMATCH.
+  attnscore::AttentionOptions bad_opts;
+  bad_opts.scale = kNaN;
+  CHECK(attnscore::attention(Q, HeadsView<const float>(k.data(), hkv, n_k, d - 1), S, bad_opts) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(attnscore::attention(Q, K, HeadsView<float>(s.data(), hq, n_q, n_k - 1, n_q * srs, srs)) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(attnscore::attention(Q, K, HeadsView<float>(s.data(), hq - 1, n_q, n_k, n_q * srs, srs)) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(attnscore::attention(Q, K, HeadsView<float>(s.data(), hq, n_q + 1, n_k, n_q * srs, srs)) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  CHECK(attnscore::attention(Q, HeadsView<const float>(k.data(), 3, n_k, d), S) ==
+        ATTNSCORE_ERR_HEADS_MISMATCH);
+  CHECK(attnscore::attention(Q, K, S, bad_opts) == ATTNSCORE_ERR_BAD_SCALE);
+  CHECK(std::memcmp(s.data(), s_plain.data(), s.size() * sizeof(float)) == 0);
+
+  // The options reach the descriptor: scale, softcap, mask, softmax (the C call's bits).
+  attnscore::AttentionOptions o;
+  o.scale = 0.5f, o.softcap = 2.0f, o.mask = ATTNSCORE_MASK_WINDOW, o.pos_offset = 2, o.window = 2;
+  o.softmax = true;
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F32, hq, hkv, n_q, n_k, d);
+  a.q.data = q.data(), a.q.head_stride = d, a.q.row_stride = qrs;
+  a.k.data = k.data();
+  std::vector<float> s_c(s.size(), testing::from_bits(testing::kGuardBits));
+  a.s.data = s_c.data(), a.s.head_stride = n_q * srs, a.s.row_stride = srs;
+  a.scale = 0.5f, a.softcap = 2.0f, a.mask = ATTNSCORE_MASK_WINDOW, a.pos_offset = 2, a.window = 2;
+  a.flags = ATTNSCORE_ATTN_SOFTMAX;
+  REQUIRE(attnscore_attention(&a, nullptr) == ATTNSCORE_OK);
+  REQUIRE(attnscore::attention(Q, K, S, o) == ATTNSCORE_OK);
+  CHECK(std::memcmp(s.data(), s_c.data(), s.size() * sizeof(float)) == 0);
+  // Row 0 at position 2 sees keys 1 and 2 only.
+  CHECK((s[0] == 0.0f && s[1] > 0.0f && s[2] > 0.0f && s[3] == 0.0f && s[4] == 0.0f));
+
+  // Through a parallel-for (called once), the built-in pool, and a par without a parallel_for.
+  Reverse rev;
+  const attnscore_parallel par{Reverse::run, &rev, 3};
+  std::vector<float> s_par(s.size(), testing::from_bits(testing::kGuardBits));
+  const HeadsView<float> S_par(s_par.data(), hq, n_q, n_k, n_q * srs, srs);
+  REQUIRE(attnscore::attention(Q, K, S_par, {}, par) == ATTNSCORE_OK);
+  CHECK(rev.calls == 1);
+  CHECK(std::memcmp(s_par.data(), s_plain.data(), s.size() * sizeof(float)) == 0);
+  REQUIRE(attnscore::attention(Q, K, S_par, {}, &par) == ATTNSCORE_OK);
+  CHECK(rev.calls == 2);
+  const attnscore::Parallel none(static_cast<const attnscore_parallel *>(nullptr));
+  CHECK(none.get() == nullptr);
+  const attnscore_parallel no_fn{nullptr, nullptr, 2};
+  CHECK(attnscore::attention(Q, K, S_par, {}, no_fn) == ATTNSCORE_ERR_NULL_POINTER);
+  if (testing::threads_available()) {
+    attnscore::ThreadPool pool(2);
+    REQUIRE(pool.status() == ATTNSCORE_OK);
+    CHECK(pool.threads() == 2);
+    std::fill(s_par.begin(), s_par.end(), testing::from_bits(testing::kGuardBits));
+    REQUIRE(attnscore::attention(Q, K, S_par, {}, pool) == ATTNSCORE_OK);
+    CHECK(std::memcmp(s_par.data(), s_plain.data(), s.size() * sizeof(float)) == 0);
+  }
+
+  // From a KeyCache<float> of the two KV heads, appended in two pieces: the raw K's bits.
+  std::vector<unsigned char> mem(attnscore::KeyCache<float>::bytes(hkv, 8, d));
+  attnscore::KeyCache<float> cache(mem.data(), mem.size(), hkv, 8, d);
+  REQUIRE(cache.status() == ATTNSCORE_OK);
+  REQUIRE(cache.append(HeadsView<const float>(k.data(), hkv, 2, d, n_k * d, d)) == ATTNSCORE_OK);
+  REQUIRE(cache.append(HeadsView<const float>(k.data() + 2 * d, hkv, 3, d, n_k * d, d)) ==
+          ATTNSCORE_OK);
+  CHECK(cache.append(HeadsView<const float>(k.data(), 1, 2, d)) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  REQUIRE(cache.size() == n_k);
+  std::vector<float> s_cache(s.size(), testing::from_bits(testing::kGuardBits));
+  const HeadsView<float> S_cache(s_cache.data(), hq, n_q, n_k, n_q * srs, srs);
+  REQUIRE(attnscore::attention(Q, cache, S_cache, {}, par) == ATTNSCORE_OK);
+  CHECK(std::memcmp(s_cache.data(), s_plain.data(), s.size() * sizeof(float)) == 0);
+  CHECK(attnscore::attention(HeadsView<const float>(q.data(), 3, n_q, d, d, qrs), cache, S_cache) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+
+  // f16 S: each f32 score rounded once (raw K and the cache).
+  if (attnscore_kernel_name(ATTNSCORE_DTYPE_F16) != nullptr) {
+    std::vector<attnscore::f16> s16(hq * n_q * n_k, attnscore::f16{0x7d5a});
+    const HeadsView<attnscore::f16> S16(s16.data(), hq, n_q, n_k);
+    for (int from_cache = 0; from_cache < 2; ++from_cache) {
+      REQUIRE((from_cache ? attnscore::attention(Q, cache, S16)
+                          : attnscore::attention(Q, K, S16)) == ATTNSCORE_OK);
+      for (std::size_t h = 0; h < hq; ++h)
+        for (std::size_t i = 0; i < n_q; ++i)
+          for (std::size_t j = 0; j < n_k; ++j)
+            CHECK(s16[(h * n_q + i) * n_k + j].bits ==
+                  testing::f16_nearest(s_plain[h * n_q * srs + i * srs + j]));
+    }
+    // f16 accumulation is for f16 Q and K only: the C call's BAD_FLAGS for f32.
+    attnscore::AttentionOptions acc;
+    acc.f16_accumulate = true;
+    CHECK(attnscore::attention(Q, K, S16, acc) == ATTNSCORE_ERR_BAD_FLAGS);
+  }
+  CHECK(attnscore::flag_available(ATTNSCORE_ATTN_SOFTMAX));
+  CHECK(!attnscore::flag_available(0x80u));
+  CHECK(attnscore::flag_available(ATTNSCORE_ATTN_F16_ACCUMULATE) ==
+        (attnscore_flag_available(ATTNSCORE_ATTN_F16_ACCUMULATE) != 0));
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The attention call against a double-precision reference built from the unfused steps
 // (scores, softcap, mask, softmax), at every level this CPU runs; its bad input; its exp.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cfloat>
 #include <cmath>
@@ -11,8 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "attnscore/attnscore.hpp"
-#include "core/attention.h"
+#include "attn_case.hpp"
+#include "attnscore/attnscore.h"
+#include "core/finish.h"
 #include "support.hpp"
 
 namespace {
@@ -46,21 +48,22 @@ struct Tensor {
 
 // The three layouts: dense head-major, padded head-major, token-major (heads inside rows).
 attnscore_attention_desc make_desc(const Case &c) {
-  attnscore_attention_desc a = attnscore_attention_desc_dense(c.hq, c.hkv, c.n_q, c.n_k, c.d);
+  attnscore_attention_desc a =
+      attnscore_attention_dense(ATTNSCORE_DTYPE_F32, c.hq, c.hkv, c.n_q, c.n_k, c.d);
   if (c.layout % 3 == 1) {
-    a.q_row_stride = c.d + 3;
-    a.q_head_stride = c.n_q * a.q_row_stride + 5;
-    a.k_row_stride = c.d + 1;
-    a.k_head_stride = c.n_k * a.k_row_stride + 2;
-    a.s_row_stride = c.n_k + 1;
-    a.s_head_stride = c.n_q * a.s_row_stride + 3;
+    a.q.row_stride = c.d + 3;
+    a.q.head_stride = c.n_q * a.q.row_stride + 5;
+    a.k.row_stride = c.d + 1;
+    a.k.head_stride = c.n_k * a.k.row_stride + 2;
+    a.s.row_stride = c.n_k + 1;
+    a.s.head_stride = c.n_q * a.s.row_stride + 3;
   } else if (c.layout % 3 == 2) {
-    a.q_head_stride = c.d;
-    a.q_row_stride = c.hq * c.d + 1;
-    a.k_head_stride = c.d + 2;
-    a.k_row_stride = c.hkv * (c.d + 2);
-    a.s_head_stride = c.n_k;
-    a.s_row_stride = c.hq * c.n_k + 2;
+    a.q.head_stride = c.d;
+    a.q.row_stride = c.hq * c.d + 1;
+    a.k.head_stride = c.d + 2;
+    a.k.row_stride = c.hkv * (c.d + 2);
+    a.s.head_stride = c.n_k;
+    a.s.row_stride = c.hq * c.n_k + 2;
   }
   a.scale = c.scale;
   a.softcap = c.softcap;
@@ -69,6 +72,13 @@ attnscore_attention_desc make_desc(const Case &c) {
   a.window = c.w;
   a.flags = c.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
   return a;
+}
+
+// The f32 call on the descriptor with these pointers (no par: the calling thread).
+attnscore_status attention_f32(attnscore_attention_desc a, const float *q, const float *k,
+                               float *s) {
+  a.q.data = q, a.k.data = k, a.s.data = s;
+  return attnscore_attention(&a, nullptr);
 }
 
 // The mask, from its definition: row i at position p = p0 + i.
@@ -86,8 +96,10 @@ std::string check_f16_output(const Case &c, const attnscore_attention_desc &a, T
                              Tensor &s) {
   constexpr std::uint16_t kGuard = 0x7d5a;  // a NaN pattern the call never writes
   std::vector<std::uint16_t> h16(s.mem.size(), kGuard);
-  const attnscore_status st =
-      attnscore_attention_f32_to_f16(&a, q.data(), k.data(), h16.data() + s.off);
+  attnscore_attention_desc a16 = a;
+  a16.q.data = q.data(), a16.k.data = k.data(), a16.s.data = h16.data() + s.off;
+  a16.s.dtype = ATTNSCORE_DTYPE_F16;
+  const attnscore_status st = attnscore_attention(&a16, nullptr);
   if (st != ATTNSCORE_OK) return std::string("f16 output status: ") + attnscore_status_string(st);
   std::vector<char> in_s(s.mem.size(), 0);
   for (std::size_t h = 0; h < c.hq; ++h)
@@ -116,8 +128,10 @@ std::string check_f16_input(const Case &c, const attnscore_attention_desc &a, Te
   for (std::size_t x = 0; x < k.mem.size(); ++x)
     if (!std::isnan(k.mem[x])) kh[x] = testing::f16_nearest(k.mem[x]);
   std::vector<float> out(s.mem.size(), testing::from_bits(testing::kGuardBits));
-  const attnscore_status st =
-      attnscore_attention_f16(&a, qh.data() + q.off, kh.data() + k.off, out.data() + s.off);
+  attnscore_attention_desc ah = a;
+  ah.q.data = qh.data() + q.off, ah.k.data = kh.data() + k.off, ah.s.data = out.data() + s.off;
+  ah.q.dtype = ah.k.dtype = ATTNSCORE_DTYPE_F16;
+  const attnscore_status st = attnscore_attention(&ah, nullptr);
   if (st != ATTNSCORE_OK) return std::string("f16 input status: ") + attnscore_status_string(st);
   for (std::size_t x = 0; x < out.size(); ++x)
     if (testing::to_bits(out[x]) != testing::to_bits(s.mem[x])) {
@@ -135,9 +149,9 @@ enum class Mode { kF32, kF16Out, kF16In };
 std::string run_case(const Case &c, std::mt19937 &rng, Mode mode = Mode::kF32) {
   const attnscore_attention_desc a = make_desc(c);
   const std::size_t g = c.hq / c.hkv;
-  Tensor q(c.hq, c.n_q, c.d, a.q_head_stride, a.q_row_stride, c.layout % 4, kNaN);
-  Tensor k(c.hkv, c.n_k, c.d, a.k_head_stride, a.k_row_stride, 1 + c.layout % 3, kNaN);
-  Tensor s(c.hq, c.n_q, c.n_k, a.s_head_stride, a.s_row_stride, 2,
+  Tensor q(c.hq, c.n_q, c.d, a.q.head_stride, a.q.row_stride, c.layout % 4, kNaN);
+  Tensor k(c.hkv, c.n_k, c.d, a.k.head_stride, a.k.row_stride, 1 + c.layout % 3, kNaN);
+  Tensor s(c.hq, c.n_q, c.n_k, a.s.head_stride, a.s.row_stride, 2,
            testing::from_bits(testing::kGuardBits));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   // Larger entries under a softcap, so that it bites (|s| up to several times c).
@@ -159,7 +173,7 @@ std::string run_case(const Case &c, std::mt19937 &rng, Mode mode = Mode::kF32) {
       for (std::size_t j = 0; j < c.n_k; ++j) s.at(h, i, j) = kNaN;
   const std::vector<float> q0 = q.mem, k0 = k.mem;
 
-  const attnscore_status st = attnscore_attention_f32(&a, q.data(), k.data(), s.data());
+  const attnscore_status st = attention_f32(a, q.data(), k.data(), s.data());
   if (st != ATTNSCORE_OK) return std::string("status: ") + attnscore_status_string(st);
   // Bits, not values: the poison is NaN.
   if (std::memcmp(q0.data(), q.mem.data(), q0.size() * sizeof(float)) != 0 ||
@@ -421,34 +435,84 @@ TEST_CASE("attention: f16 input gives the f32 call's bits on the converted value
 }
 
 TEST_CASE("attention: f16 output rejects a softmax over too many keys", "[attention][f16][api]") {
-  const std::size_t n_k = ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS + 1, d = 2;
+  constexpr std::size_t kMax = ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS;
+  const std::size_t n_k = kMax + 1, d = 2;
   std::vector<float> q(d, 1.0f), k(n_k * d, 1.0f);
   std::vector<std::uint16_t> s(n_k, 0x1234);
-  attnscore_attention_desc a = attnscore_attention_desc_dense(1, 1, 1, n_k, d);
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F32, 1, 1, 1, n_k, d);
+  a.q.data = q.data(), a.k.data = k.data(), a.s.data = s.data();
+  a.s.dtype = ATTNSCORE_DTYPE_F16;
   a.flags = ATTNSCORE_ATTN_SOFTMAX;
-  CHECK(attnscore_attention_f32_to_f16(&a, q.data(), k.data(), s.data()) ==
-        ATTNSCORE_ERR_ROW_TOO_LONG);
+  CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_ERR_ROW_TOO_LONG);
   for (std::uint16_t x : s) REQUIRE(x == 0x1234);
   a.flags = 0;  // scores alone: any length
-  CHECK(attnscore_attention_f32_to_f16(&a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
+  CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_OK);
   CHECK(s[0] == testing::f16_nearest(2.0 * attnscore_default_scale(d)));
   // The S extent is counted in 2-byte elements: a stride past the end of memory overflows.
-  a.s_row_stride = SIZE_MAX / 2 + 1;
-  a.n_q = 2;
-  a.heads_q = a.heads_kv = 1;
-  a.q_row_stride = d;
-  CHECK(attnscore_attention_f32_to_f16(&a, q.data(), k.data(), s.data()) != ATTNSCORE_OK);
+  {
+    attnscore_attention_desc b = a;
+    b.s.row_stride = SIZE_MAX / 2 + 1;
+    b.n_q = 2;
+    b.heads_q = b.heads_kv = 1;
+    b.q.row_stride = d;
+    CHECK(attnscore_attention(&b, nullptr) != ATTNSCORE_OK);
+  }
+  // f32 S: a softmax over any number of keys.
+  std::vector<float> s32(n_k, kNaN);
+  a.s.dtype = ATTNSCORE_DTYPE_F32, a.s.data = s32.data(), a.flags = ATTNSCORE_ATTN_SOFTMAX;
+  CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_OK);
+  CHECK(s32[0] == Approx(1.0 / n_k));
+
+  // Every input dtype, raw K and a key cache: the limit itself is fine (the weights rounded
+  // once), one key more is ROW_TOO_LONG, checked last (after OVERLAP and BAD_QUANT_SCALE).
+  testing::CapGuard guard;
+  std::mt19937 rng(8192);
+  for (attnscore_dtype dt : {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16, ATTNSCORE_DTYPE_S8}) {
+    if (!testing::dtype_built(dt)) continue;
+    testing::AttnCase c;
+    c.dtype = dt, c.n_q = 2, c.n_k = kMax, c.extra_keys = 1, c.d = 3, c.softmax = true;
+    c.mask = ATTNSCORE_MASK_CAUSAL, c.p0 = kMax - 2;
+    testing::AttnData data(c, rng);
+    REQUIRE(data.prepare() == "");
+    CAPTURE(testing::describe(c));
+    CHECK(data.run(ATTNSCORE_DTYPE_F16, nullptr, nullptr) == "");
+    testing::CacheMem cm;
+    REQUIRE(testing::make_cache(data, kMax + 1, &cm) == "");
+    REQUIRE(testing::append_keys(data, cm.cache, 0, kMax + 1, {1000, 3, 7000}) == "");
+    CHECK(data.run(ATTNSCORE_DTYPE_F16, cm.cache, nullptr) == "");
+    std::vector<std::uint16_t> s16(2 * (kMax + 1), 0x1234);
+    for (int from_cache = 0; from_cache < 2; ++from_cache) {
+      attnscore_attention_desc b = data.desc();
+      b.n_k = kMax + 1, b.s.row_stride = kMax + 1, b.s.head_stride = 2 * (kMax + 1);
+      b.s.dtype = ATTNSCORE_DTYPE_F16, b.s.data = s16.data();
+      if (from_cache) b.k_cache = cm.cache;
+      CHECK(attnscore_attention(&b, nullptr) == ATTNSCORE_ERR_ROW_TOO_LONG);
+      attnscore_attention_desc o = b;  // S over Q: OVERLAP first
+      o.s.data = const_cast<void *>(b.q.data);
+      CHECK(attnscore_attention(&o, nullptr) == ATTNSCORE_ERR_OVERLAP);
+      if (dt == ATTNSCORE_DTYPE_S8) {
+        std::vector<float> bad_scale(2, std::numeric_limits<float>::infinity());
+        o = b;
+        o.q.scale = bad_scale.data(), o.q.scale_head_stride = 0, o.q.scale_row_stride = 1;
+        CHECK(attnscore_attention(&o, nullptr) == ATTNSCORE_ERR_BAD_QUANT_SCALE);
+      }
+      for (std::uint16_t x : s16) REQUIRE(x == 0x1234);
+    }
+  }
 }
 
 #else
 TEST_CASE("attention: the f16 calls report the dtype missing", "[attention][f16][api]") {
-  attnscore_attention_desc a = attnscore_attention_desc_dense(1, 1, 1, 1, 1);
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F16, 1, 1, 1, 1, 1);
   const float x = 1.0f;
   const std::uint16_t h = 0x3c00;
   float out = 0.0f;
   std::uint16_t out16 = 0;
-  CHECK(attnscore_attention_f16(&a, &h, &h, &out) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
-  CHECK(attnscore_attention_f32_to_f16(&a, &x, &x, &out16) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  a.q.data = &h, a.k.data = &h, a.s.data = &out;
+  CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  a = attnscore_attention_dense(ATTNSCORE_DTYPE_F32, 1, 1, 1, 1, 1);
+  a.q.data = &x, a.k.data = &x, a.s.data = &out16, a.s.dtype = ATTNSCORE_DTYPE_F16;
+  CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
 }
 #endif  // ATTNSCORE_HAVE_F16
 
@@ -461,10 +525,10 @@ TEST_CASE("attention: masked and skipped tiles match the unmasked call bit for b
   std::uniform_real_distribution<float> dist(-1, 1);
   for (float &x : q) x = dist(rng);
   for (float &x : k) x = dist(rng);
-  attnscore_attention_desc a = attnscore_attention_desc_dense(hq, hkv, n, n, d);
-  REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), full.data()) == ATTNSCORE_OK);
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F32, hq, hkv, n, n, d);
+  REQUIRE(attention_f32(a, q.data(), k.data(), full.data()) == ATTNSCORE_OK);
   a.mask = ATTNSCORE_MASK_CAUSAL;
-  REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), causal.data()) == ATTNSCORE_OK);
+  REQUIRE(attention_f32(a, q.data(), k.data(), causal.data()) == ATTNSCORE_OK);
   for (std::size_t h = 0; h < hq; ++h)
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j) {
@@ -481,12 +545,12 @@ TEST_CASE("attention: fully masked rows give zeros, NaN scores give NaN rows", "
   // row sees nothing only through the window past the keys: n_k keys, position n_k + w.
   const std::size_t n_k = 5, d = 4;
   std::vector<float> q(2 * d, 1.0f), k(n_k * d, 0.5f), s(2 * n_k, kNaN);
-  attnscore_attention_desc a = attnscore_attention_desc_dense(1, 1, 2, n_k, d);
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F32, 1, 1, 2, n_k, d);
   a.mask = ATTNSCORE_MASK_WINDOW;
   a.window = 2;
   a.pos_offset = n_k;  // row 0 sees key n_k - 1 only; row 1 (position n_k + 1) sees none
   a.flags = ATTNSCORE_ATTN_SOFTMAX;
-  REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
+  REQUIRE(attention_f32(a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
   for (std::size_t j = 0; j + 1 < n_k; ++j) CHECK(testing::to_bits(s[j]) == 0);
   CHECK(s[n_k - 1] == 1.0f);
   for (std::size_t j = 0; j < n_k; ++j) CHECK(testing::to_bits(s[n_k + j]) == 0);
@@ -494,7 +558,7 @@ TEST_CASE("attention: fully masked rows give zeros, NaN scores give NaN rows", "
   q[0] = kNaN;
   a.mask = 0;
   a.flags = ATTNSCORE_ATTN_SOFTMAX;
-  REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
+  REQUIRE(attention_f32(a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
   for (std::size_t j = 0; j < n_k; ++j) CHECK(std::isnan(s[j]));
   for (std::size_t j = 0; j < n_k; ++j) CHECK(s[n_k + j] == 1.0f / n_k);
 }
@@ -504,10 +568,10 @@ TEST_CASE("attention: the softmax is stable for scores far beyond exp's range", 
   std::vector<float> q(d, 100.0f), k(n_k * d), s(n_k, kNaN);
   for (std::size_t j = 0; j < n_k; ++j)
     for (std::size_t t = 0; t < d; ++t) k[j * d + t] = static_cast<float>(j);
-  attnscore_attention_desc a = attnscore_attention_desc_dense(1, 1, 1, n_k, d);
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F32, 1, 1, 1, n_k, d);
   a.scale = 1.0f;  // scores 0, 400, ..., 1600: e^1600 overflows without the max subtracted
   a.flags = ATTNSCORE_ATTN_SOFTMAX;
-  REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
+  REQUIRE(attention_f32(a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
   for (std::size_t j = 0; j + 1 < n_k; ++j) CHECK(s[j] == 0.0f);
   CHECK(s[n_k - 1] == 1.0f);
 }
@@ -537,24 +601,24 @@ TEST_CASE("attention: bad input returns its status and writes nothing", "[attent
   const std::size_t hq = 4, hkv = 2, n_q = 3, n_k = 5, d = 8;
   std::vector<float> q(hq * n_q * d, 1.0f), k(hkv * n_k * d, 1.0f);
   std::vector<float> s(hq * n_q * n_k + 16, testing::from_bits(testing::kGuardBits));
-  const attnscore_attention_desc good = attnscore_attention_desc_dense(hq, hkv, n_q, n_k, d);
+  const attnscore_attention_desc good =
+      attnscore_attention_dense(ATTNSCORE_DTYPE_F32, hq, hkv, n_q, n_k, d);
   const auto untouched = [&] {
     for (float x : s)
       if (testing::to_bits(x) != testing::kGuardBits) return false;
     return true;
   };
   const auto expect = [&](const attnscore_attention_desc &a, attnscore_status want) {
-    CHECK(attnscore_attention_f32(&a, q.data(), k.data(), s.data()) == want);
+    CHECK(attention_f32(a, q.data(), k.data(), s.data()) == want);
     CHECK(untouched());
   };
   const float subnormal = std::numeric_limits<float>::denorm_min();
   const std::size_t big = std::numeric_limits<std::size_t>::max();
 
-  CHECK(attnscore_attention_f32(nullptr, q.data(), k.data(), s.data()) ==
-        ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_attention_f32(&good, nullptr, k.data(), s.data()) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_attention_f32(&good, q.data(), nullptr, s.data()) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_attention_f32(&good, q.data(), k.data(), nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_attention(nullptr, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attention_f32(good, nullptr, k.data(), s.data()) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attention_f32(good, q.data(), nullptr, s.data()) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attention_f32(good, q.data(), k.data(), nullptr) == ATTNSCORE_ERR_NULL_POINTER);
   {
     attnscore_attention_desc a = good;
     a.d = 0;
@@ -573,13 +637,13 @@ TEST_CASE("attention: bad input returns its status and writes nothing", "[attent
   }
   {
     attnscore_attention_desc a = good;
-    a.q_row_stride = d - 1;
+    a.q.row_stride = d - 1;
     expect(a, ATTNSCORE_ERR_BAD_LDQ);
     a = good;
-    a.k_row_stride = d - 1;
+    a.k.row_stride = d - 1;
     expect(a, ATTNSCORE_ERR_BAD_LDK);
     a = good;
-    a.s_row_stride = n_k - 1;
+    a.s.row_stride = n_k - 1;
     expect(a, ATTNSCORE_ERR_BAD_LDS);
   }
   for (float sc : {kNaN, kInf, -kInf, subnormal}) {
@@ -598,7 +662,10 @@ TEST_CASE("attention: bad input returns its status and writes nothing", "[attent
     a.mask = 4;
     expect(a, ATTNSCORE_ERR_BAD_FLAGS);
     a = good;
-    a.flags = 2;
+    a.flags = 4;
+    expect(a, ATTNSCORE_ERR_BAD_FLAGS);
+    a = good;  // binary16 accumulation asked of f32 Q and K
+    a.flags = ATTNSCORE_ATTN_F16_ACCUMULATE;
     expect(a, ATTNSCORE_ERR_BAD_FLAGS);
     a = good;
     a.mask = ATTNSCORE_MASK_WINDOW;
@@ -618,35 +685,35 @@ TEST_CASE("attention: bad input returns its status and writes nothing", "[attent
     expect(a, ATTNSCORE_ERR_POSITION_OVERFLOW);
     a.mask = 0;
     std::vector<float> s2(s.size());
-    CHECK(attnscore_attention_f32(&a, q.data(), k.data(), s2.data()) == ATTNSCORE_OK);
+    CHECK(attention_f32(a, q.data(), k.data(), s2.data()) == ATTNSCORE_OK);
     a.mask = ATTNSCORE_MASK_CAUSAL;
     a.pos_offset = big - (n_q - 1);  // the largest: every key visible
-    CHECK(attnscore_attention_f32(&a, q.data(), k.data(), s2.data()) == ATTNSCORE_OK);
+    CHECK(attention_f32(a, q.data(), k.data(), s2.data()) == ATTNSCORE_OK);
     for (std::size_t x = 0; x < hq * n_q * n_k; ++x) CHECK(s2[x] == Approx(d / std::sqrt(8.0)));
   }
   {
     // Head strides under which heads overlap (rows nested in heads, or heads in rows).
     attnscore_attention_desc a = good;
-    a.q_head_stride = n_q * d - 1;
+    a.q.head_stride = n_q * d - 1;
     expect(a, ATTNSCORE_ERR_BAD_HEAD_STRIDE);
     a = good;
-    a.k_head_stride = 0;
+    a.k.head_stride = 0;
     expect(a, ATTNSCORE_ERR_BAD_HEAD_STRIDE);
     a = good;
-    a.s_head_stride = n_q * n_k - 1;
+    a.s.head_stride = n_q * n_k - 1;
     expect(a, ATTNSCORE_ERR_BAD_HEAD_STRIDE);
     a = good;  // token-major S with rows too short for the heads inside them
-    a.s_head_stride = n_k;
-    a.s_row_stride = hq * n_k - 1;
+    a.s.head_stride = n_k;
+    a.s.row_stride = hq * n_k - 1;
     expect(a, ATTNSCORE_ERR_BAD_HEAD_STRIDE);
     a = good;  // and heads closer than a row
-    a.q_head_stride = d - 1;
-    a.q_row_stride = hq * d;
+    a.q.head_stride = d - 1;
+    a.q.row_stride = hq * d;
     expect(a, ATTNSCORE_ERR_BAD_HEAD_STRIDE);
   }
   {
     attnscore_attention_desc a = good;
-    a.k_head_stride = big / 2;
+    a.k.head_stride = big / 2;
     expect(a, ATTNSCORE_ERR_SIZE_OVERFLOW);
   }
   {
@@ -654,8 +721,8 @@ TEST_CASE("attention: bad input returns its status and writes nothing", "[attent
     attnscore_attention_desc a = good;
     std::vector<float> qs(hq * n_q * d + hq * n_q * n_k, 1.0f);
     const std::vector<float> before = qs;
-    CHECK(attnscore_attention_f32(&a, qs.data(), k.data(), qs.data() + 5) == ATTNSCORE_ERR_OVERLAP);
-    CHECK(attnscore_attention_f32(&a, q.data(), qs.data(), qs.data() + 5) == ATTNSCORE_ERR_OVERLAP);
+    CHECK(attention_f32(a, qs.data(), k.data(), qs.data() + 5) == ATTNSCORE_ERR_OVERLAP);
+    CHECK(attention_f32(a, q.data(), qs.data(), qs.data() + 5) == ATTNSCORE_ERR_OVERLAP);
     CHECK(qs == before);
   }
   {
@@ -665,63 +732,214 @@ TEST_CASE("attention: bad input returns its status and writes nothing", "[attent
       (which == 0 ? a.heads_q : which == 1 ? a.n_q : a.n_k) = 0;
       a.d = 0;
       a.softcap = -1.0f;
-      CHECK(attnscore_attention_f32(&a, nullptr, nullptr, nullptr) == ATTNSCORE_OK);
+      CHECK(attention_f32(a, nullptr, nullptr, nullptr) == ATTNSCORE_OK);
     }
   }
   {
     // Token-major layouts (heads inside rows) are valid.
     attnscore_attention_desc a = good;
-    a.q_head_stride = d;
-    a.q_row_stride = hq * d;
-    a.s_head_stride = n_k;
-    a.s_row_stride = hq * n_k;
-    CHECK(attnscore_attention_f32(&a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
+    a.q.head_stride = d;
+    a.q.row_stride = hq * d;
+    a.s.head_stride = n_k;
+    a.s.row_stride = hq * n_k;
+    CHECK(attention_f32(a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
   }
-  for (int v = ATTNSCORE_ERR_HEADS_MISMATCH; v <= ATTNSCORE_ERR_BAD_FLAGS; ++v) {
+  std::fill(s.begin(), s.end(), testing::from_bits(testing::kGuardBits));  // written just above
+  {
+    // Dtypes: unknown ones (Q, raw K, S; S is f32 or f16 only), then Q's against K's.
+    attnscore_attention_desc a = good;
+    a.q.dtype = static_cast<attnscore_dtype>(7);
+    expect(a, ATTNSCORE_ERR_UNKNOWN_DTYPE);
+    a = good;
+    a.k.dtype = static_cast<attnscore_dtype>(-1);
+    expect(a, ATTNSCORE_ERR_UNKNOWN_DTYPE);
+    a = good;
+    a.s.dtype = ATTNSCORE_DTYPE_S8;
+    expect(a, ATTNSCORE_ERR_UNKNOWN_DTYPE);
+    a = good;
+    a.k.dtype =
+        testing::dtype_built(ATTNSCORE_DTYPE_F16) ? ATTNSCORE_DTYPE_F16 : ATTNSCORE_DTYPE_S8;
+    expect(a, testing::dtype_built(a.k.dtype) ? ATTNSCORE_ERR_DTYPE_MISMATCH
+                                              : ATTNSCORE_ERR_UNKNOWN_DTYPE);
+    // The order: UNKNOWN_DTYPE before NULL_POINTER before DTYPE_MISMATCH before HEADS_MISMATCH.
+    a.heads_kv = 3;
+    expect(a, testing::dtype_built(a.k.dtype) ? ATTNSCORE_ERR_DTYPE_MISMATCH
+                                              : ATTNSCORE_ERR_UNKNOWN_DTYPE);
+    a.q.data = nullptr;
+    CHECK(attnscore_attention(&a, nullptr) == (testing::dtype_built(a.k.dtype)
+                                                   ? ATTNSCORE_ERR_NULL_POINTER
+                                                   : ATTNSCORE_ERR_UNKNOWN_DTYPE));
+    a.q.dtype = static_cast<attnscore_dtype>(7);
+    CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+    CHECK(untouched());
+  }
+  {
+    // A par without a parallel_for: NULL_POINTER after every other check, the hook never called.
+    attnscore_attention_desc a = good;
+    a.q.data = q.data(), a.k.data = k.data(), a.s.data = s.data();
+    const attnscore_parallel no_fn{nullptr, nullptr, 2};
+    CHECK(attnscore_attention(&a, &no_fn) == ATTNSCORE_ERR_NULL_POINTER);
+    a.scale = kNaN;
+    CHECK(attnscore_attention(&a, &no_fn) == ATTNSCORE_ERR_BAD_SCALE);
+    a.scale = 0.0f, a.n_k = 0;  // a no-op stays one
+    CHECK(attnscore_attention(&a, &no_fn) == ATTNSCORE_OK);
+    CHECK(untouched());
+  }
+  for (int v = ATTNSCORE_ERR_HEADS_MISMATCH; v <= ATTNSCORE_ERR_DTYPE_MISMATCH; ++v) {
     const std::string msg = attnscore_status_string(static_cast<attnscore_status>(v));
     CHECK(msg != "unknown attnscore status");
   }
 }
 
-TEST_CASE("attention: the C++ wrapper", "[attention][api]") {
+// The 0.1.0 C++ wrapper's case through the C call (the wrapper's own shape checks belong to the
+// C++ header's tests).
+TEST_CASE("attention: equal scores, f16 S and f16 Q and K on one descriptor", "[attention][api]") {
   const std::size_t hq = 4, hkv = 2, n_q = 2, n_k = 7, d = 16;
   std::vector<float> q(hq * n_q * d, 0.5f), k(hkv * n_k * d, 0.25f), s(hq * n_q * n_k, kNaN);
-  attnscore::HeadsView<const float> qv(q.data(), hq, n_q, d), kv(k.data(), hkv, n_k, d);
-  attnscore::HeadsView<float> sv(s.data(), hq, n_q, n_k);
-  attnscore::AttentionOptions o;
-  o.mask = ATTNSCORE_MASK_CAUSAL;
-  o.pos_offset = 2;
-  o.softmax = true;
-  REQUIRE(attnscore::attention(qv, kv, sv, o) == ATTNSCORE_OK);
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F32, hq, hkv, n_q, n_k, d);
+  a.mask = ATTNSCORE_MASK_CAUSAL;
+  a.pos_offset = 2;
+  a.flags = ATTNSCORE_ATTN_SOFTMAX;
+  REQUIRE(attention_f32(a, q.data(), k.data(), s.data()) == ATTNSCORE_OK);
   // Equal scores: row 0 (position 2) spreads over 3 keys, row 1 over 4.
   for (std::size_t h = 0; h < hq; ++h)
     for (std::size_t j = 0; j < n_k; ++j) {
       CHECK(s[(h * n_q + 0) * n_k + j] == (j <= 2 ? Approx(1.0 / 3) : Approx(0.0)));
       CHECK(s[(h * n_q + 1) * n_k + j] == (j <= 3 ? Approx(1.0 / 4) : Approx(0.0)));
     }
-  std::vector<float> before = s;
-  attnscore::HeadsView<float> bad(s.data(), hq, n_q, n_k - 1);
-  CHECK(attnscore::attention(qv, kv, bad, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
-  attnscore::HeadsView<const float> badk(k.data(), hkv, n_k, d - 1);
-  CHECK(attnscore::attention(qv, badk, sv, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
-  CHECK(std::memcmp(before.data(), s.data(), s.size() * sizeof(float)) == 0);
-#if ATTNSCORE_HAVE_F16
-  // f16 output: the f32 weights rounded once; the same shape check.
-  std::vector<attnscore::f16> h(hq * n_q * n_k, attnscore::f16{0x7d5a});
-  attnscore::HeadsView<attnscore::f16> hv(h.data(), hq, n_q, n_k);
-  REQUIRE(attnscore::attention(qv, kv, hv, o) == ATTNSCORE_OK);
-  for (std::size_t x = 0; x < h.size(); ++x) CHECK(h[x].bits == testing::f16_nearest(s[x]));
-  attnscore::HeadsView<attnscore::f16> badh(h.data(), hq, n_q + 1, n_k);
-  CHECK(attnscore::attention(qv, kv, badh, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  if (!testing::dtype_built(ATTNSCORE_DTYPE_F16)) return;
+  // f16 output: the f32 weights rounded once (the tests' oracle and attnscore_convert agree).
+  std::vector<std::uint16_t> h(hq * n_q * n_k, 0x7d5a), conv(h.size(), 0);
+  attnscore_attention_desc a16 = a;
+  a16.q.data = q.data(), a16.k.data = k.data(), a16.s.data = h.data();
+  a16.s.dtype = ATTNSCORE_DTYPE_F16;
+  REQUIRE(attnscore_attention(&a16, nullptr) == ATTNSCORE_OK);
+  REQUIRE(attnscore_convert(s.size(), ATTNSCORE_DTYPE_F32, s.data(), ATTNSCORE_DTYPE_F16,
+                            conv.data()) == ATTNSCORE_OK);
+  for (std::size_t x = 0; x < h.size(); ++x) {
+    CHECK(h[x] == testing::f16_nearest(s[x]));
+    CHECK(h[x] == conv[x]);
+  }
   // f16 input (0.5 and 0.25 are binary16 values): the f32 call's bits.
-  std::vector<attnscore::f16> qh(q.size(), attnscore::f16{0x3800}),
-      kh(k.size(), attnscore::f16{0x3400});
+  std::vector<std::uint16_t> qh(q.size(), 0x3800), kh(k.size(), 0x3400);
   std::vector<float> s16(s.size(), kNaN);
-  // Writable views (as a caller holds them) pick the f16 overload by their element type.
-  attnscore::HeadsView<attnscore::f16> qhv(qh.data(), hq, n_q, d), khv(kh.data(), hkv, n_k, d);
-  REQUIRE(attnscore::attention(qhv, khv, attnscore::HeadsView<float>(s16.data(), hq, n_q, n_k),
-                               o) == ATTNSCORE_OK);
+  attnscore_attention_desc ah = a;
+  ah.q.dtype = ah.k.dtype = ATTNSCORE_DTYPE_F16;
+  ah.q.data = qh.data(), ah.k.data = kh.data(), ah.s.data = s16.data();
+  REQUIRE(attnscore_attention(&ah, nullptr) == ATTNSCORE_OK);
   CHECK(std::memcmp(s16.data(), s.data(), s.size() * sizeof(float)) == 0);
-  CHECK(attnscore::attention(qhv, khv, bad, o) == ATTNSCORE_ERR_SHAPE_MISMATCH);
-#endif
+}
+
+namespace {
+
+// The mask variants of set_mask on a generic case.
+void set_mask(testing::AttnCase &c, unsigned v, std::size_t nr) {
+  Case f{c.hq, c.hkv, c.n_q, c.n_k, c.d, 0, 0, 0, 0.0f, false, 0, 0.0f};
+  set_mask(f, v, nr);
+  c.mask = f.mask, c.p0 = f.p0, c.w = f.w;
+}
+
+}  // namespace
+
+TEST_CASE("attention: int8 Q and K (raw and cached), every mask, group and option, every level",
+          "[attention][s8]") {
+  if (!testing::dtype_built(ATTNSCORE_DTYPE_S8)) {
+    WARN("int8 path not built");
+    return;
+  }
+  testing::CapGuard guard;
+  std::mt19937 rng(808);
+  const std::size_t heads[][2] = {{4, 2}, {8, 1}, {3, 3}};
+  const std::size_t shapes[][3] = {{1, 37, 40}, {2, 70, 5}, {9, 33, 67}, {40, 131, 16}};
+  for (attnscore_level level : testing::runnable_levels()) {
+    REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+    CAPTURE(attnscore_level_name(level), attnscore_kernel_name(ATTNSCORE_DTYPE_S8));
+    unsigned v = 0;
+    for (const auto &hh : heads)
+      for (const auto &sh : shapes)
+        for (unsigned m = 0; m < 8; ++m)
+          for (unsigned opt = 0; opt < 4; ++opt, ++v) {
+            testing::AttnCase c;
+            c.dtype = ATTNSCORE_DTYPE_S8;
+            c.hq = hh[0], c.hkv = hh[1], c.n_q = sh[0], c.n_k = sh[1], c.d = sh[2];
+            set_mask(c, m, 16);
+            c.softmax = (opt & 1) != 0;
+            c.softcap = (opt & 2) ? 2.5f : 0.0f;
+            c.layout = v % 3;
+            c.q_scales = v % 3, c.k_scales = (v / 3) % 3;
+            c.scale = v % 7 == 3 ? -0.3f : 0.0f;
+            c.extra_keys = v % 2;
+            testing::AttnData data(c, rng);
+            const std::string prep = data.prepare();
+            std::string err = prep.empty() ? data.run(ATTNSCORE_DTYPE_F32, nullptr, nullptr) : prep;
+            // binary16 S: the same results rounded once.
+            if (err.empty() && testing::dtype_built(ATTNSCORE_DTYPE_F16))
+              err = data.run(ATTNSCORE_DTYPE_F16, nullptr, nullptr);
+            // K from an int8 cache (one scale per key), appended in uneven pieces.
+            if (err.empty() && c.k_scales == 0) {
+              testing::CacheMem cm;
+              err = testing::make_cache(data, c.n_k + c.extra_keys + 3, &cm);
+              if (err.empty())
+                err = testing::append_keys(data, cm.cache, 0, c.n_k + c.extra_keys, {5, 1, 17});
+              if (err.empty()) err = data.run(ATTNSCORE_DTYPE_F32, cm.cache, nullptr);
+            }
+            if (!err.empty()) {
+              CAPTURE(testing::describe(c));
+              FAIL(err);
+            }
+          }
+  }
+}
+
+TEST_CASE("attention: f16 S is the f32 result rounded once for every input dtype",
+          "[attention][f16]") {
+  if (!testing::dtype_built(ATTNSCORE_DTYPE_F16)) {
+    WARN("f16 not built");
+    return;
+  }
+  testing::CapGuard guard;
+  std::mt19937 rng(1661);
+  for (attnscore_level level : testing::runnable_levels()) {
+    REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+    CAPTURE(attnscore_level_name(level));
+    unsigned v = 0;
+    for (attnscore_dtype dt : {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16, ATTNSCORE_DTYPE_S8}) {
+      if (!testing::dtype_built(dt)) continue;
+      const std::size_t shapes[][2] = {{1, 300}, {19, 45}};
+      for (const auto &sh : shapes)
+        for (unsigned m = 0; m < 8; ++m)
+          for (int softmax = 0; softmax < 2; ++softmax, ++v) {
+            testing::AttnCase c;
+            c.dtype = dt, c.hq = 4, c.hkv = 2, c.n_q = sh[0], c.n_k = sh[1], c.d = 24;
+            set_mask(c, m, 16);
+            c.softmax = softmax != 0;
+            c.softcap = v % 3 == 1 ? 2.0f : 0.0f;
+            c.layout = v % 3, c.q_scales = v % 3;
+            testing::AttnData data(c, rng);
+            std::string err = data.prepare();
+            std::vector<unsigned char> b32, b16;
+            if (err.empty()) err = data.run(ATTNSCORE_DTYPE_F32, nullptr, nullptr, 0, &b32);
+            if (err.empty()) err = data.run(ATTNSCORE_DTYPE_F16, nullptr, nullptr, 0, &b16);
+            if (!err.empty()) {
+              CAPTURE(testing::describe(c));
+              FAIL(err);
+            }
+            // And the library's own conversion of the f32 S agrees, element for element of S.
+            std::vector<std::uint16_t> conv(data.s_elems);
+            REQUIRE(attnscore_convert(data.s_elems, ATTNSCORE_DTYPE_F32, b32.data(),
+                                      ATTNSCORE_DTYPE_F16, conv.data()) == ATTNSCORE_OK);
+            for (std::size_t h = 0; h < c.hq; ++h)
+              for (std::size_t i = 0; i < c.n_q; ++i)
+                for (std::size_t j = 0; j < c.n_k; ++j) {
+                  const std::size_t x = data.s_off + h * data.s_hs + i * data.s_rs + j;
+                  std::uint16_t got;
+                  std::memcpy(&got, b16.data() + 2 * x, 2);
+                  if (got != conv[x]) {
+                    CAPTURE(testing::describe(c), h, i, j);
+                    FAIL("f16 S differs from attnscore_convert of the f32 S");
+                  }
+                }
+          }
+    }
+  }
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The f16 path: every converter on all 65,536 binary16 patterns (and every rounding boundary the
-// other way), at every f16 kernel and through the public API at every level; specials; the f16
-// key cache; the f16-output call; bad input. The shape sweep of every f16 kernel is in
+// other way), at every f16 kernel and through attnscore_convert at every level; specials; the f16
+// key cache's statuses; f16 S (the output dtype of the attention call); f16 accumulation (its
+// flag); bad input. The shape sweep of every f16 kernel, and every kernel's key cache, are in
 // test_kernels.cpp (the one kernel tester).
 #include <catch2/catch.hpp>
 #include <cfloat>
@@ -17,26 +18,54 @@
 #include "dispatch/kernels.h"
 #include "support.hpp"
 
+namespace {
+
+// One head of attnscore_attention on f16 Q and K, in the shape of the BLAS-style calls: S of
+// `s_dtype` (f32, or binary16: what the removed _to_f16 calls gave) with row stride lds, and
+// `flags` (ATTNSCORE_ATTN_F16_ACCUMULATE: what the removed _ex calls' option gave).
+attnscore_status attention_f16(std::size_t n_q, std::size_t n_k, std::size_t d,
+                               const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k,
+                               std::size_t ldk, void *s, attnscore_dtype s_dtype, std::size_t lds,
+                               float scale, unsigned flags = 0) {
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F16, 1, 1, n_q, n_k, d);
+  a.q.data = q, a.q.row_stride = ldq;
+  a.k.data = k, a.k.row_stride = ldk;
+  a.s.data = s, a.s.dtype = s_dtype, a.s.row_stride = lds;
+  a.scale = scale, a.flags = flags;
+  return attnscore_attention(&a, nullptr);
+}
+
+}  // namespace
+
 #if !ATTNSCORE_HAVE_F16
 
 TEST_CASE("f16 left out of the build: every f16 call says so", "[f16][api]") {
   WARN("f16 not built (ATTNSCORE_ENABLE_F16=OFF): the f16 tests are skipped");
   std::uint16_t h[4] = {0x3c00, 0x3c00, 0x3c00, 0x3c00}, out16[1] = {0};
   float s[1] = {0}, f[1] = {0};
+  const float one[4] = {1, 1, 1, 1};
   CHECK(attnscore_kernel_name(ATTNSCORE_DTYPE_F16) == nullptr);
   CHECK(attnscore_scores_f16(1, 1, 1, h, 1, h + 1, 1, s, 1, 0) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
-  CHECK(attnscore_scores_f16_to_f16(1, 1, 1, h, 1, h + 1, 1, out16, 1, 0) ==
+  // f16 Q and K (f32 or f16 S, with f16 accumulation or not), f16 S of f32 inputs.
+  CHECK(attention_f16(1, 1, 1, h, 1, h + 1, 1, s, ATTNSCORE_DTYPE_F32, 1, 0) ==
         ATTNSCORE_ERR_UNKNOWN_DTYPE);
-  CHECK(attnscore_f16_to_f32(1, h, f) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
-  CHECK(attnscore_f32_to_f16(1, f, out16) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
-  CHECK(attnscore_kcache_f16_bytes(4, 4) == 0);
-  CHECK(attnscore_scores_f16_ex(1, 1, 1, h, 1, h + 1, 1, s, 1, 0, ATTNSCORE_F16_ACCUMULATE_F16) ==
+  CHECK(attention_f16(1, 1, 1, h, 1, h + 1, 1, out16, ATTNSCORE_DTYPE_F16, 1, 0) ==
         ATTNSCORE_ERR_UNKNOWN_DTYPE);
-  CHECK(attnscore_scores_f16_to_f16_ex(1, 1, 1, h, 1, h + 1, 1, out16, 1, 0, 0) ==
+  CHECK(attention_f16(1, 1, 1, h, 1, h + 1, 1, s, ATTNSCORE_DTYPE_F32, 1, 0,
+                      ATTNSCORE_ATTN_F16_ACCUMULATE) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F32, 1, 1, 1, 1, 1);
+  a.q.data = one, a.k.data = one + 1, a.s.data = out16, a.s.dtype = ATTNSCORE_DTYPE_F16;
+  CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_convert(1, ATTNSCORE_DTYPE_F16, h, ATTNSCORE_DTYPE_F32, f) ==
         ATTNSCORE_ERR_UNKNOWN_DTYPE);
-  CHECK(attnscore_f16_accumulation_available() == 0);
+  CHECK(attnscore_convert(1, ATTNSCORE_DTYPE_F32, f, ATTNSCORE_DTYPE_F16, out16) ==
+        ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, ATTNSCORE_DTYPE_F16, 1, 4, 4};
+  CHECK(attnscore_cache_bytes(&shape) == 0);
+  CHECK(attnscore_flag_available(ATTNSCORE_ATTN_F16_ACCUMULATE) == 0);
   CHECK(s[0] == 0.0f);
   CHECK(out16[0] == 0);
+  CHECK(f[0] == 0.0f);
 }
 
 #else
@@ -48,8 +77,8 @@ namespace {
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// The f32-accumulating kernels (the f16-accumulating rows have no converters or key cache; the
-// kernel tester sweeps them all).
+// The f32-accumulating kernels (the f16-accumulating rows have no converters; the kernel tester
+// sweeps them all).
 std::vector<const KernelF16 *> usable_f16() {
   std::vector<const KernelF16 *> out;
   for (const KernelF16 *k : testing::usable_kernels_f16())
@@ -183,30 +212,62 @@ TEST_CASE("public f16 converters at every level", "[f16][api][convert]") {
   REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
   CAPTURE(attnscore_level_name(level), attnscore_kernel_name(ATTNSCORE_DTYPE_F16));
   const bool payload = keeps_nan_payload(attnscore_kernel_level(ATTNSCORE_DTYPE_F16));
+  const attnscore_dtype F16 = ATTNSCORE_DTYPE_F16, F32 = ATTNSCORE_DTYPE_F32;
+  CHECK(check_all_to_f32(
+            [&](std::size_t n, const std::uint16_t *src, float *dst) {
+              REQUIRE(attnscore_convert(n, F16, src, F32, dst) == ATTNSCORE_OK);
+            },
+            payload) == "");
+  CHECK(check_all_to_f16(
+            [&](std::size_t n, const float *src, std::uint16_t *dst) {
+              REQUIRE(attnscore_convert(n, F32, src, F16, dst) == ATTNSCORE_OK);
+            },
+            payload) == "");
+  // The C++ converters are the same calls.
   CHECK(check_all_to_f32(
             [](std::size_t n, const std::uint16_t *src, float *dst) {
-              REQUIRE(attnscore_f16_to_f32(n, src, dst) == ATTNSCORE_OK);
+              REQUIRE(attnscore::convert(n, reinterpret_cast<const attnscore::f16 *>(src), dst) ==
+                      ATTNSCORE_OK);
             },
             payload) == "");
   CHECK(check_all_to_f16(
             [](std::size_t n, const float *src, std::uint16_t *dst) {
-              REQUIRE(attnscore_f32_to_f16(n, src, dst) == ATTNSCORE_OK);
+              REQUIRE(attnscore::convert(n, src, reinterpret_cast<attnscore::f16 *>(dst)) ==
+                      ATTNSCORE_OK);
             },
             payload) == "");
-  // Bad input: its status, nothing written.
+  // Bad input: its status, nothing written. A pair other than f16 -> f32 and f32 -> f16 is
+  // UNKNOWN_DTYPE first, whatever the rest (n == 0 and NULL included).
   std::vector<std::uint16_t> h(8, 0x3c00);
   std::vector<float> f(8, 2.0f);
-  CHECK(attnscore_f16_to_f32(0, nullptr, nullptr) == ATTNSCORE_OK);
-  CHECK(attnscore_f16_to_f32(3, nullptr, f.data()) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_f16_to_f32(3, h.data(), nullptr) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_f16_to_f32(SIZE_MAX / 2, h.data(), f.data()) == ATTNSCORE_ERR_SIZE_OVERFLOW);
-  CHECK(attnscore_f32_to_f16(3, nullptr, h.data()) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_f32_to_f16(SIZE_MAX / 2, f.data(), h.data()) == ATTNSCORE_ERR_SIZE_OVERFLOW);
+  const attnscore_dtype S8 = ATTNSCORE_DTYPE_S8, bogus = static_cast<attnscore_dtype>(77);
+  for (const auto &pair :
+       {std::make_pair(F32, F32), std::make_pair(F16, F16), std::make_pair(S8, F32),
+        std::make_pair(F32, S8), std::make_pair(F16, bogus), std::make_pair(bogus, F16)}) {
+    CAPTURE(pair.first, pair.second);
+    CHECK(attnscore_convert(3, pair.first, h.data(), pair.second, f.data()) ==
+          ATTNSCORE_ERR_UNKNOWN_DTYPE);
+    CHECK(attnscore_convert(0, pair.first, nullptr, pair.second, nullptr) ==
+          ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  }
+  CHECK(attnscore_convert(0, F16, nullptr, F32, nullptr) == ATTNSCORE_OK);
+  CHECK(attnscore_convert(0, F32, nullptr, F16, nullptr) == ATTNSCORE_OK);
+  CHECK(attnscore_convert(3, F16, nullptr, F32, f.data()) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_convert(3, F16, h.data(), F32, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_convert(SIZE_MAX / 2, F16, h.data(), F32, f.data()) ==
+        ATTNSCORE_ERR_SIZE_OVERFLOW);
+  CHECK(attnscore_convert(3, F32, nullptr, F16, h.data()) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_convert(3, F32, f.data(), F16, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_convert(SIZE_MAX / 2, F32, f.data(), F16, h.data()) ==
+        ATTNSCORE_ERR_SIZE_OVERFLOW);
   auto *mem = reinterpret_cast<std::uint16_t *>(f.data());  // dst over src: overlap
-  CHECK(attnscore_f16_to_f32(4, mem + 2, f.data()) == ATTNSCORE_ERR_OVERLAP);
-  CHECK(attnscore_f32_to_f16(4, f.data(), mem + 7) == ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_convert(4, F16, mem + 2, F32, f.data()) == ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_convert(4, F32, f.data(), F16, mem + 7) == ATTNSCORE_ERR_OVERLAP);
   for (float x : f) CHECK(x == 2.0f);
   for (std::uint16_t x : h) CHECK(x == 0x3c00);
+  // Touching is fine: 4 halves right after 2 floats.
+  CHECK(attnscore_convert(2, F32, f.data(), F16, mem + 4) == ATTNSCORE_OK);
+  CHECK((mem[4] == 0x4000 && mem[5] == 0x4000));
 }
 
 TEST_CASE("f16 dispatch: one f16 kernel per level, of the level chosen for f32",
@@ -288,8 +349,8 @@ TEST_CASE("f16 specials: Inf, NaN, subnormals kept, 2 x 65504 summed in f32", "[
     }
     // The f16 output: each score rounded once; past 65504 (from 65520) it is +-Inf.
     std::vector<std::uint16_t> s16(n_q * n_k, 0);
-    REQUIRE(attnscore_scores_f16_to_f16(n_q, n_k, d, q.data(), d, keys, d, s16.data(), n_k, 1.0f) ==
-            ATTNSCORE_OK);
+    REQUIRE(attention_f16(n_q, n_k, d, q.data(), d, keys, d, s16.data(), ATTNSCORE_DTYPE_F16, n_k,
+                          1.0f) == ATTNSCORE_OK);
     CHECK(s16[1] == 0x0400);  // 2^-14, the smallest normal
     for (std::size_t i = 1; i < n_q; ++i) {
       CHECK(s16[i * n_k + 0] == 0x7c00);
@@ -313,7 +374,7 @@ TEST_CASE("f16 output: each score is the f32 score rounded once, blocks and guar
   struct Case {
     std::size_t n_q, n_k, d;
   };
-  // Past the call's internal blocks of S: 2048 scores of one row, 32 rows x 64.
+  // Long rows and many rows: past the call's blocks of S.
   for (const Case c : {Case{1, 2100, 64}, Case{3, 700, 33}, Case{33, 70, 80}, Case{70, 130, 17}}) {
     const std::size_t lds = c.n_k + 3;
     std::vector<std::uint16_t> qh, kh;
@@ -325,8 +386,8 @@ TEST_CASE("f16 output: each score is the f32 score rounded once, blocks and guar
     const float scale = 0.75f;
     REQUIRE(attnscore_scores_f16(c.n_q, c.n_k, c.d, qh.data(), c.d, kh.data(), c.d, s32.data(),
                                  c.n_k, scale) == ATTNSCORE_OK);
-    REQUIRE(attnscore_scores_f16_to_f16(c.n_q, c.n_k, c.d, qh.data(), c.d, kh.data(), c.d,
-                                        s16.data(), lds, scale) == ATTNSCORE_OK);
+    REQUIRE(attention_f16(c.n_q, c.n_k, c.d, qh.data(), c.d, kh.data(), c.d, s16.data(),
+                          ATTNSCORE_DTYPE_F16, lds, scale) == ATTNSCORE_OK);
     CAPTURE(c.n_q, c.n_k, c.d);
     std::size_t bad = 0;
     for (std::size_t i = 0; i < c.n_q; ++i) {
@@ -337,52 +398,6 @@ TEST_CASE("f16 output: each score is the f32 score rounded once, blocks and guar
     }
     CHECK(bad == 0);
     CHECK(s16.back() == 0xa5a5);
-  }
-}
-
-TEST_CASE("every f16 kernel: the packed f16 key cache gives the same bits as the raw call",
-          "[f16][kernels][kcache]") {
-  const KernelF16 *kernel = GENERATE(from_range(usable_f16()));
-  CAPTURE(kernel->name);
-  CapGuard guard;
-  REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);
-  REQUIRE(std::string(attnscore_kernel_name(ATTNSCORE_DTYPE_F16)) == kernel->name);
-  std::mt19937 rng(31);
-  const std::size_t nr = kernel->f32->nr, mr = kernel->f32->mr;
-  for (std::size_t d : {1, 5, 16, 17, 64, 100, 128, 300, 2100}) {
-    for (std::size_t n_k : {std::size_t{1}, nr - 1, nr + 1, 4 * nr + 3, 9 * nr}) {
-      if (n_k == 0 || (d > 300 && n_k > nr + 1)) continue;
-      const std::size_t ldk = d + 3;
-      std::vector<std::uint16_t> kh, qh;
-      std::vector<float> unused;
-      random_f16(n_k * ldk, rng, kh, unused);
-      std::vector<unsigned char> mem(attnscore_kcache_f16_bytes(n_k, d) + 3);
-      REQUIRE(mem.size() > 3);
-      attnscore_kcache_f16 *cache = nullptr;
-      REQUIRE(attnscore_kcache_f16_init(mem.data() + 3, mem.size() - 3, n_k, d, &cache) ==
-              ATTNSCORE_OK);
-      for (std::size_t done = 0, step = 1; done < n_k; done += step, step = step * 3 % 7 + 1) {
-        step = step < n_k - done ? step : n_k - done;
-        REQUIRE(attnscore_kcache_f16_append(cache, step, kh.data() + done * ldk, ldk) ==
-                ATTNSCORE_OK);
-      }
-      REQUIRE(attnscore_kcache_f16_size(cache) == n_k);
-      REQUIRE(attnscore_kcache_f16_dim(cache) == d);
-      for (std::size_t n_q : {std::size_t{1}, std::size_t{2}, std::size_t{3}, mr, 2 * mr + 1}) {
-        random_f16(n_q * d, rng, qh, unused);
-        std::vector<float> raw(n_q * n_k), cached(n_q * n_k + 5, kNaN);
-        const float scale = attnscore_default_scale(d);
-        attnscore::run_f16(*kernel, n_q, n_k, d, qh.data(), d, kh.data(), ldk, raw.data(), n_k,
-                           scale);
-        REQUIRE(attnscore_scores_f16_kcache(n_q, qh.data(), d, cache, cached.data(), n_k, 0.0f) ==
-                ATTNSCORE_OK);
-        CAPTURE(d, n_k, n_q);
-        REQUIRE(std::memcmp(raw.data(), cached.data(), raw.size() * sizeof(float)) == 0);
-        for (std::size_t i = raw.size(); i < cached.size(); ++i) REQUIRE(std::isnan(cached[i]));
-      }
-      REQUIRE(attnscore_kcache_f16_clear(cache) == ATTNSCORE_OK);
-      REQUIRE(attnscore_kcache_f16_size(cache) == 0);
-    }
   }
 }
 
@@ -431,8 +446,9 @@ TEST_CASE("f16 bad input: its own status, nothing written", "[f16][api][errors]"
     CAPTURE(c.what);
     CHECK(attnscore_scores_f16(c.n_q, c.n_k, c.d, c.q, c.ldq, c.k, c.ldk,
                                c.s_null ? nullptr : s.data(), c.lds, c.scale) == c.want);
-    CHECK(attnscore_scores_f16_to_f16(c.n_q, c.n_k, c.d, c.q, c.ldq, c.k, c.ldk,
-                                      c.s_null ? nullptr : s16.data(), c.lds, c.scale) == c.want);
+    // f16 S (through the attention call): the same status.
+    CHECK(attention_f16(c.n_q, c.n_k, c.d, c.q, c.ldq, c.k, c.ldk, c.s_null ? nullptr : s16.data(),
+                        ATTNSCORE_DTYPE_F16, c.lds, c.scale) == c.want);
     CHECK(std::memcmp(s.data(), s0.data(), s.size() * sizeof(float)) == 0);
     CHECK(s16 == s160);
   }
@@ -443,72 +459,94 @@ TEST_CASE("f16 bad input: its own status, nothing written", "[f16][api][errors]"
         ATTNSCORE_ERR_OVERLAP);
   CHECK(attnscore_scores_f16(2, 2, 4, qp, 4, big.data() + 70, 4, alias, 2, 0) ==
         ATTNSCORE_ERR_OVERLAP);
-  CHECK(attnscore_scores_f16_to_f16(2, 2, 4, big.data(), 4, kp, 4, big.data() + 7, 2, 0) ==
+  CHECK(attention_f16(2, 2, 4, big.data(), 4, kp, 4, big.data() + 7, ATTNSCORE_DTYPE_F16, 2, 0) ==
+        ATTNSCORE_ERR_OVERLAP);
+  CHECK(attention_f16(2, 2, 4, qp, 4, big.data() + 70, 4, alias, ATTNSCORE_DTYPE_F32, 2, 0) ==
         ATTNSCORE_ERR_OVERLAP);
   CHECK(big == big0);
   // Touching is fine: S (4 halves of f16 output) right after Q (8 halves).
-  CHECK(attnscore_scores_f16_to_f16(2, 2, 4, big.data(), 4, kp, 4, big.data() + 8, 2, 0) ==
+  CHECK(attention_f16(2, 2, 4, big.data(), 4, kp, 4, big.data() + 8, ATTNSCORE_DTYPE_F16, 2, 0) ==
         ATTNSCORE_OK);
   // Empty outputs succeed whatever the rest.
   CHECK(attnscore_scores_f16(0, 5, 4, nullptr, 0, nullptr, 0, nullptr, 0, kNaN) == ATTNSCORE_OK);
-  CHECK(attnscore_scores_f16_to_f16(5, 0, 0, nullptr, 0, nullptr, 0, nullptr, 0, 0) ==
+  CHECK(attention_f16(5, 0, 0, nullptr, 0, nullptr, 0, nullptr, ATTNSCORE_DTYPE_F16, 0, 0) ==
+        ATTNSCORE_OK);
+  CHECK(attention_f16(0, 5, 4, nullptr, 0, nullptr, 0, nullptr, ATTNSCORE_DTYPE_F16, 0, kNaN) ==
         ATTNSCORE_OK);
 
-  // The key cache.
+  // The key cache (one KV head), and attention from it.
   const std::size_t cap = 10, d = 8;
-  const std::size_t bytes = attnscore_kcache_f16_bytes(cap, d);
+  const auto shape = [](std::size_t capacity, std::size_t dim) {
+    return attnscore_cache_shape{ATTNSCORE_CACHE_KEYS, ATTNSCORE_DTYPE_F16, 1, capacity, dim};
+  };
+  const attnscore_cache_shape sh = shape(cap, d), zero_cap = shape(0, d), zero_d = shape(cap, 0),
+                              too_big = shape(SIZE_MAX / 2, 64);
+  const std::size_t bytes = attnscore_cache_bytes(&sh);
   REQUIRE(bytes > 0);
-  CHECK(attnscore_kcache_f16_bytes(0, d) == 0);
-  CHECK(attnscore_kcache_f16_bytes(SIZE_MAX / 2, 64) == 0);
+  CHECK(attnscore_cache_bytes(&zero_cap) == 0);
+  CHECK(attnscore_cache_bytes(&too_big) == 0);
   std::vector<unsigned char> mem(bytes);
-  attnscore_kcache_f16 *c = nullptr;
-  CHECK(attnscore_kcache_f16_init(mem.data(), bytes - 1, cap, d, &c) ==
-        ATTNSCORE_ERR_BUFFER_TOO_SMALL);
-  CHECK(attnscore_kcache_f16_init(nullptr, bytes, cap, d, &c) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_kcache_f16_init(mem.data(), bytes, cap, 0, &c) == ATTNSCORE_ERR_ZERO_DIM);
-  CHECK(attnscore_kcache_f16_init(mem.data(), bytes, SIZE_MAX / 2, 64, &c) ==
-        ATTNSCORE_ERR_SIZE_OVERFLOW);
-  REQUIRE(attnscore_kcache_f16_init(mem.data(), bytes, cap, d, &c) == ATTNSCORE_OK);
+  attnscore_cache *c = nullptr;
+  CHECK(attnscore_cache_init(mem.data(), bytes - 1, &sh, &c) == ATTNSCORE_ERR_BUFFER_TOO_SMALL);
+  CHECK(attnscore_cache_init(nullptr, bytes, &sh, &c) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_cache_init(mem.data(), bytes, &zero_d, &c) == ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_cache_init(mem.data(), bytes, &too_big, &c) == ATTNSCORE_ERR_SIZE_OVERFLOW);
+  REQUIRE(attnscore_cache_init(mem.data(), bytes, &sh, &c) == ATTNSCORE_OK);
   std::vector<std::uint16_t> keys(cap * d, 0x3c00);
-  CHECK(attnscore_kcache_f16_append(c, 2, keys.data(), d - 1) == ATTNSCORE_ERR_BAD_LDK);
-  CHECK(attnscore_kcache_f16_append(c, 2, nullptr, d) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_kcache_f16_append(c, cap + 1, keys.data(), d) == ATTNSCORE_ERR_CACHE_FULL);
-  CHECK(attnscore_kcache_f16_append(c, 1, reinterpret_cast<const std::uint16_t *>(c), d) ==
-        ATTNSCORE_ERR_OVERLAP);
-  CHECK(attnscore_kcache_f16_size(c) == 0);
-  REQUIRE(attnscore_kcache_f16_append(c, cap, keys.data(), d) == ATTNSCORE_OK);
+  const auto src = [&](const std::uint16_t *data, std::size_t ld) {
+    attnscore_tensor t;
+    std::memset(&t, 0, sizeof t);
+    t.data = data, t.dtype = ATTNSCORE_DTYPE_F16, t.head_stride = cap * ld, t.row_stride = ld;
+    return t;
+  };
+  const attnscore_tensor all = src(keys.data(), d), short_ld = src(keys.data(), d - 1),
+                         null_keys = src(nullptr, d),
+                         self = src(reinterpret_cast<const std::uint16_t *>(c), d);
+  CHECK(attnscore_cache_append(c, 2, &short_ld) == ATTNSCORE_ERR_BAD_LDK);
+  CHECK(attnscore_cache_append(c, 2, &null_keys) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_cache_append(c, cap + 1, &all) == ATTNSCORE_ERR_CACHE_FULL);
+  CHECK(attnscore_cache_append(c, 1, &self) == ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_cache_size(c) == 0);
+  REQUIRE(attnscore_cache_append(c, cap, &all) == ATTNSCORE_OK);
   std::vector<float> out(5 * cap, 3.0f);
-  CHECK(attnscore_scores_f16_kcache(5, q.data(), d - 1, c, out.data(), cap, 0) ==
-        ATTNSCORE_ERR_BAD_LDQ);
-  CHECK(attnscore_scores_f16_kcache(5, q.data(), d, c, out.data(), cap - 1, 0) ==
-        ATTNSCORE_ERR_BAD_LDS);
-  CHECK(attnscore_scores_f16_kcache(5, q.data(), d, c, out.data(), cap, kNaN) ==
-        ATTNSCORE_ERR_BAD_SCALE);
-  CHECK(attnscore_scores_f16_kcache(5, q.data(), d, nullptr, out.data(), cap, 0) ==
-        ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_scores_f16_kcache(1, q.data(), d, c, reinterpret_cast<float *>(mem.data()), cap,
-                                    0) == ATTNSCORE_ERR_OVERLAP);
-  // Not a cache (an f32 cache is not an f16 one either).
-  std::vector<unsigned char> mem32(attnscore_kcache_f32_bytes(cap, d));
-  attnscore_kcache_f32 *c32 = nullptr;
-  REQUIRE(attnscore_kcache_f32_init(mem32.data(), mem32.size(), cap, d, &c32) == ATTNSCORE_OK);
-  auto *fake = reinterpret_cast<attnscore_kcache_f16 *>(c32);
-  CHECK(attnscore_kcache_f16_append(fake, 1, keys.data(), d) == ATTNSCORE_ERR_BAD_CACHE);
-  CHECK(attnscore_scores_f16_kcache(1, q.data(), d, fake, out.data(), cap, 0) ==
-        ATTNSCORE_ERR_BAD_CACHE);
-  CHECK(attnscore_kcache_f16_size(fake) == 0);
+  // Attention from the cache: Q's row stride ldq, S's lds, K the first n_k keys of `cache`.
+  const auto from_cache = [&](std::size_t n_q, std::size_t ldq, const attnscore_cache *cache,
+                              float *s_out, std::size_t lds, float scale) {
+    attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F16, 1, 1, n_q, cap, d);
+    a.q.data = q.data(), a.q.row_stride = ldq;
+    a.k_cache = cache;
+    a.s.data = s_out, a.s.row_stride = lds;
+    a.scale = scale;
+    return attnscore_attention(&a, nullptr);
+  };
+  CHECK(from_cache(5, d - 1, c, out.data(), cap, 0) == ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(from_cache(5, d, c, out.data(), cap - 1, 0) == ATTNSCORE_ERR_BAD_LDS);
+  CHECK(from_cache(5, d, c, out.data(), cap, kNaN) == ATTNSCORE_ERR_BAD_SCALE);
+  CHECK(from_cache(5, d, nullptr, out.data(), cap, 0) == ATTNSCORE_ERR_NULL_POINTER);  // no K
+  CHECK(from_cache(1, d, c, reinterpret_cast<float *>(mem.data()), cap, 0) ==
+        ATTNSCORE_ERR_OVERLAP);
+  // A cache of another dtype (f32) is a cache, not an f16 one: DTYPE_MISMATCH.
+  const attnscore_cache_shape sh32{ATTNSCORE_CACHE_KEYS, ATTNSCORE_DTYPE_F32, 1, cap, d};
+  std::vector<unsigned char> mem32(attnscore_cache_bytes(&sh32));
+  attnscore_cache *c32 = nullptr;
+  REQUIRE(attnscore_cache_init(mem32.data(), mem32.size(), &sh32, &c32) == ATTNSCORE_OK);
+  CHECK(attnscore_cache_append(c32, 1, &all) == ATTNSCORE_ERR_DTYPE_MISMATCH);
+  CHECK(from_cache(1, d, c32, out.data(), cap, 0) == ATTNSCORE_ERR_DTYPE_MISMATCH);
+  CHECK(attnscore_cache_size(c32) == 0);
   // A real cache's address shifted by a byte: refused before its header is read (misaligned).
-  const auto *shifted = reinterpret_cast<const attnscore_kcache_f16 *>(
-      reinterpret_cast<const unsigned char *>(c) + 1);
-  CHECK(attnscore_scores_f16_kcache(1, q.data(), d, shifted, out.data(), cap, 0) ==
+  const auto *shifted =
+      reinterpret_cast<const attnscore_cache *>(reinterpret_cast<const unsigned char *>(c) + 1);
+  CHECK(from_cache(1, d, shifted, out.data(), cap, 0) == ATTNSCORE_ERR_BAD_CACHE);
+  CHECK(attnscore_cache_size(shifted) == 0);
+  CHECK(attnscore_cache_append(const_cast<attnscore_cache *>(shifted), 1, &all) ==
         ATTNSCORE_ERR_BAD_CACHE);
-  CHECK(attnscore_kcache_f16_dim(shifted) == 0);
   for (float x : out) CHECK(x == 3.0f);
+  CHECK(attnscore_cache_size(c) == cap);
 }
 
 namespace {
 
-// Whether ATTNSCORE_F16_ACCUMULATE_F16 should accumulate in binary16 under `cap`, from the
+// Whether ATTNSCORE_ATTN_F16_ACCUMULATE should accumulate in binary16 under `cap`, from the
 // features detected (independent of the registry): an f16-accumulating kernel compiled, FP16
 // arithmetic (FPHP and ASIMDHP) and a cap at neon or above.
 bool expect_f16acc(attnscore_level cap) {
@@ -517,6 +555,8 @@ bool expect_f16acc(attnscore_level cap) {
          cap != ATTNSCORE_LEVEL_SCALAR;
 }
 
+bool f16acc_available() { return attnscore_flag_available(ATTNSCORE_ATTN_F16_ACCUMULATE) != 0; }
+
 }  // namespace
 
 TEST_CASE("f16 accumulation: opt-in, within its bound, or the f32 call's bits where unavailable",
@@ -524,7 +564,7 @@ TEST_CASE("f16 accumulation: opt-in, within its bound, or the f32 call's bits wh
   CapGuard guard;
   const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
   REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
-  const bool avail = attnscore_f16_accumulation_available() != 0;
+  const bool avail = f16acc_available();
   CAPTURE(attnscore_level_name(level), attnscore::active_kernel_f16acc().name, avail);
   REQUIRE(avail == expect_f16acc(level));
   CHECK((attnscore::active_kernel_f16acc().acc != nullptr) == avail);
@@ -550,9 +590,9 @@ TEST_CASE("f16 accumulation: opt-in, within its bound, or the f32 call's bits wh
       testing::Buffer s(n_q, n_k, n_k + 2, 3, testing::from_bits(testing::kGuardBits));
       std::vector<float> plain(n_q * n_k);
       const float scale = 0.3f;
-      REQUIRE(attnscore_scores_f16_ex(n_q, n_k, d, qh.data() + 1, q.ld, kh.data() + 2, k.ld,
-                                      s.data(), s.ld, scale,
-                                      ATTNSCORE_F16_ACCUMULATE_F16) == ATTNSCORE_OK);
+      REQUIRE(attention_f16(n_q, n_k, d, qh.data() + 1, q.ld, kh.data() + 2, k.ld, s.data(),
+                            ATTNSCORE_DTYPE_F32, s.ld, scale,
+                            ATTNSCORE_ATTN_F16_ACCUMULATE) == ATTNSCORE_OK);
       REQUIRE(attnscore_scores_f16(n_q, n_k, d, qh.data() + 1, q.ld, kh.data() + 2, k.ld,
                                    plain.data(), n_k, scale) == ATTNSCORE_OK);
       CAPTURE(n_q, d);
@@ -566,9 +606,9 @@ TEST_CASE("f16 accumulation: opt-in, within its bound, or the f32 call's bits wh
       differ += !same;
       // The f16 output: each f32 score of the same call rounded once.
       std::vector<std::uint16_t> s16(n_q * n_k, 0xa5a5);
-      REQUIRE(attnscore_scores_f16_to_f16_ex(n_q, n_k, d, qh.data() + 1, q.ld, kh.data() + 2, k.ld,
-                                             s16.data(), n_k, scale,
-                                             ATTNSCORE_F16_ACCUMULATE_F16) == ATTNSCORE_OK);
+      REQUIRE(attention_f16(n_q, n_k, d, qh.data() + 1, q.ld, kh.data() + 2, k.ld, s16.data(),
+                            ATTNSCORE_DTYPE_F16, n_k, scale,
+                            ATTNSCORE_ATTN_F16_ACCUMULATE) == ATTNSCORE_OK);
       std::size_t bad = 0;
       for (std::size_t i = 0; i < n_q; ++i)
         for (std::size_t j = 0; j < n_k; ++j)
@@ -585,7 +625,7 @@ TEST_CASE("f16 accumulation overflows past 65504 (f32 accumulation does not)",
   CapGuard guard;
   const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
   REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
-  const bool avail = attnscore_f16_accumulation_available() != 0;
+  const bool avail = f16acc_available();
   CAPTURE(attnscore_level_name(level), avail);
   for (const std::size_t n_q : {1, 9}) {
     const std::size_t d = 2, n_k = 3;
@@ -593,10 +633,10 @@ TEST_CASE("f16 accumulation overflows past 65504 (f32 accumulation does not)",
     const std::uint16_t keys[n_k * d] = {0x7bff, 0x7bff, 0xfbff, 0xfbff, 0x3c00, 0x3c00};
     std::vector<std::uint16_t> q(n_q * d, 0x3c00);
     std::vector<float> s(n_q * n_k, kNaN), plain(n_q * n_k, kNaN);
-    REQUIRE(attnscore_scores_f16_ex(n_q, n_k, d, q.data(), d, keys, d, s.data(), n_k, 1.0f,
-                                    ATTNSCORE_F16_ACCUMULATE_F16) == ATTNSCORE_OK);
-    REQUIRE(attnscore_scores_f16_ex(n_q, n_k, d, q.data(), d, keys, d, plain.data(), n_k, 1.0f,
-                                    0) == ATTNSCORE_OK);
+    REQUIRE(attention_f16(n_q, n_k, d, q.data(), d, keys, d, s.data(), ATTNSCORE_DTYPE_F32, n_k,
+                          1.0f, ATTNSCORE_ATTN_F16_ACCUMULATE) == ATTNSCORE_OK);
+    REQUIRE(attention_f16(n_q, n_k, d, q.data(), d, keys, d, plain.data(), ATTNSCORE_DTYPE_F32, n_k,
+                          1.0f, 0) == ATTNSCORE_OK);
     const float inf = std::numeric_limits<float>::infinity();
     CAPTURE(n_q);
     for (std::size_t i = 0; i < n_q; ++i) {
@@ -609,26 +649,38 @@ TEST_CASE("f16 accumulation overflows past 65504 (f32 accumulation does not)",
   }
 }
 
-TEST_CASE("f16 option bits: unknown bits are ATTNSCORE_ERR_BAD_FLAGS, checked last",
+TEST_CASE("f16 option bits: unknown bits are ATTNSCORE_ERR_BAD_FLAGS, in their place",
           "[f16][api][f16acc][errors]") {
   std::vector<std::uint16_t> q(8, 0x3c00), k(8, 0x3c00), s16(4, 0xa5a5);
   std::vector<float> s(4, 3.0f);
-  for (const unsigned flags : {2u, 0x80000000u, ATTNSCORE_F16_ACCUMULATE_F16 | 4u}) {
+  const attnscore_dtype F32 = ATTNSCORE_DTYPE_F32, F16 = ATTNSCORE_DTYPE_F16;
+  for (const unsigned flags : {4u, 0x80000000u, ATTNSCORE_ATTN_F16_ACCUMULATE | 4u}) {
     CAPTURE(flags);
-    CHECK(attnscore_scores_f16_ex(2, 2, 4, q.data(), 4, k.data(), 4, s.data(), 2, 0, flags) ==
+    CHECK(attention_f16(2, 2, 4, q.data(), 4, k.data(), 4, s.data(), F32, 2, 0, flags) ==
           ATTNSCORE_ERR_BAD_FLAGS);
-    CHECK(attnscore_scores_f16_to_f16_ex(2, 2, 4, q.data(), 4, k.data(), 4, s16.data(), 2, 0,
-                                         flags) == ATTNSCORE_ERR_BAD_FLAGS);
-    // The other checks come first; n_q == 0 is a no-op whatever the rest.
-    CHECK(attnscore_scores_f16_ex(2, 2, 4, nullptr, 4, k.data(), 4, s.data(), 2, 0, flags) ==
+    CHECK(attention_f16(2, 2, 4, q.data(), 4, k.data(), 4, s16.data(), F16, 2, 0, flags) ==
+          ATTNSCORE_ERR_BAD_FLAGS);
+    // The checks before it come first; n_q == 0 is a no-op whatever the rest.
+    CHECK(attention_f16(2, 2, 4, nullptr, 4, k.data(), 4, s.data(), F32, 2, 0, flags) ==
           ATTNSCORE_ERR_NULL_POINTER);
-    CHECK(attnscore_scores_f16_ex(2, 2, 4, q.data(), 4, k.data(), 4, s.data(), 1, 0, flags) ==
+    CHECK(attention_f16(2, 2, 4, q.data(), 4, k.data(), 4, s.data(), F32, 1, 0, flags) ==
           ATTNSCORE_ERR_BAD_LDS);
-    CHECK(attnscore_scores_f16_ex(0, 2, 4, q.data(), 4, k.data(), 4, s.data(), 2, 0, flags) ==
+    CHECK(attention_f16(2, 2, 4, q.data(), 4, k.data(), 4, s.data(), F32, 2, kNaN, flags) ==
+          ATTNSCORE_ERR_BAD_SCALE);
+    CHECK(attention_f16(0, 2, 4, q.data(), 4, k.data(), 4, s.data(), F32, 2, 0, flags) ==
           ATTNSCORE_OK);
+    // ... and the ones after it (sizes, overlap) come later.
+    CHECK(attention_f16(2, 2, 4, q.data(), 4, k.data(), 4, q.data(), F16, 2, 0, flags) ==
+          ATTNSCORE_ERR_BAD_FLAGS);
+    CHECK(attention_f16(2, 2, 4, q.data(), 4, k.data(), 4, s.data(), F32, SIZE_MAX / 2, 0, flags) ==
+          ATTNSCORE_ERR_BAD_FLAGS);
   }
+  // The known flag is fine with f16 Q and K, f32 or f16 S.
+  CHECK(attention_f16(2, 2, 4, q.data(), 4, k.data(), 4, q.data(), F16, 2, 0,
+                      ATTNSCORE_ATTN_F16_ACCUMULATE) == ATTNSCORE_ERR_OVERLAP);
   for (float x : s) CHECK(x == 3.0f);
   for (std::uint16_t x : s16) CHECK(x == 0xa5a5);
+  for (std::uint16_t x : q) CHECK(x == 0x3c00);
 }
 
 TEST_CASE("f16 accumulation on the emulated CPUs: the kernel each gets", "[f16][api][f16acc]") {
@@ -638,36 +690,56 @@ TEST_CASE("f16 accumulation on the emulated CPUs: the kernel each gets", "[f16][
     return;
   }
   CHECK(std::string(attnscore::active_kernel_f16acc().name) == expect);
-  CHECK(attnscore_f16_accumulation_available() ==
-        (attnscore::active_kernel_f16acc().acc != nullptr));
+  CHECK(f16acc_available() == (attnscore::active_kernel_f16acc().acc != nullptr));
 }
 
 TEST_CASE("C++ f16 views and key cache", "[f16][api]") {
-  std::vector<attnscore::f16> q(3 * 4), k(5 * 4);
-  for (auto &x : q) x = attnscore::f16{0x3c00};  // 1.0
-  for (auto &x : k) x = attnscore::f16{0xc000};  // -2.0
+  using attnscore::f16;
+  using attnscore::HeadsView;
+  using attnscore::MatrixView;
+  std::vector<f16> q(3 * 4), k(5 * 4);
+  for (auto &x : q) x = f16{0x3c00};  // 1.0
+  for (auto &x : k) x = f16{0xc000};  // -2.0
   std::vector<float> s(3 * 5);
-  attnscore::MatrixView<const attnscore::f16> Q(q.data(), 3, 4), K(k.data(), 5, 4);
-  REQUIRE(attnscore::scores(Q, K, attnscore::MatrixView<float>(s.data(), 3, 5), 1.0f) ==
-          ATTNSCORE_OK);
+  MatrixView<const f16> Q(q.data(), 3, 4), K(k.data(), 5, 4);
+  REQUIRE(attnscore::scores(Q, K, MatrixView<float>(s.data(), 3, 5), 1.0f) == ATTNSCORE_OK);
   for (float x : s) CHECK(x == -8.0f);
-  CHECK(attnscore::scores(Q, K, attnscore::MatrixView<float>(s.data(), 3, 4)) ==
-        ATTNSCORE_ERR_SHAPE_MISMATCH);
-  std::vector<attnscore::f16> s16(3 * 5);
-  REQUIRE(attnscore::scores(Q, K, attnscore::MatrixView<attnscore::f16>(s16.data(), 3, 5), 0.5f) ==
-          ATTNSCORE_OK);
+  CHECK(attnscore::scores(Q, K, MatrixView<float>(s.data(), 3, 4)) == ATTNSCORE_ERR_SHAPE_MISMATCH);
+  // f16 S through attention(): -8 * 0.5 = -4.
+  std::vector<f16> s16(3 * 5);
+  attnscore::AttentionOptions half;
+  half.scale = 0.5f;
+  REQUIRE(attnscore::attention(Q, K, MatrixView<f16>(s16.data(), 3, 5), half) == ATTNSCORE_OK);
   for (auto x : s16) CHECK(x.bits == 0xc400);  // -4.0
-  std::vector<unsigned char> mem(attnscore::KeyCacheF16::bytes(8, 4));
-  attnscore::KeyCacheF16 cache(mem.data(), mem.size(), 8, 4);
+  CHECK(attnscore::attention(Q, K, MatrixView<f16>(s16.data(), 3, 4), half) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
+  // f16 accumulation through the option: exact here, so the same values either way.
+  attnscore::AttentionOptions acc = half;
+  acc.f16_accumulate = true;
+  std::fill(s.begin(), s.end(), 0.0f);
+  REQUIRE(attnscore::attention(Q, K, MatrixView<float>(s.data(), 3, 5), acc) == ATTNSCORE_OK);
+  for (float x : s) CHECK(x == -4.0f);
+  // The key cache.
+  std::vector<unsigned char> mem(attnscore::KeyCache<f16>::bytes(1, 8, 4));
+  attnscore::KeyCache<f16> cache(mem.data(), mem.size(), 1, 8, 4);
   REQUIRE(cache.status() == ATTNSCORE_OK);
+  CHECK(cache.append(MatrixView<const f16>(k.data(), 5, 3, 4)) == ATTNSCORE_ERR_SHAPE_MISMATCH);
   REQUIRE(cache.append(K) == ATTNSCORE_OK);
   CHECK(cache.size() == 5);
+  attnscore::AttentionOptions one;
+  one.scale = 1.0f;
   std::fill(s.begin(), s.end(), 0.0f);
-  REQUIRE(attnscore::scores(Q, cache, attnscore::MatrixView<float>(s.data(), 3, 5), 1.0f) ==
-          ATTNSCORE_OK);
+  REQUIRE(attnscore::attention(Q, cache, MatrixView<float>(s.data(), 3, 5), one) == ATTNSCORE_OK);
   for (float x : s) CHECK(x == -8.0f);
+  std::fill(s16.begin(), s16.end(), f16{0});
+  REQUIRE(attnscore::attention(Q, cache, MatrixView<f16>(s16.data(), 3, 5), half) == ATTNSCORE_OK);
+  for (auto x : s16) CHECK(x.bits == 0xc400);
+  CHECK(attnscore::attention(Q, cache, MatrixView<f16>(s16.data(), 3, 6)) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);
   CHECK(attnscore::to_f32(attnscore::to_f16(65519.0f)) == 65504.0f);
   CHECK(std::isinf(attnscore::to_f32(attnscore::to_f16(65520.0f))));
+  CHECK(attnscore::to_f16(-2.0f).bits == 0xc000);
+  CHECK(attnscore::to_f32(f16{0x0001}) == std::ldexp(1.0f, -24));
 }
 
 #endif  // ATTNSCORE_HAVE_F16

@@ -445,57 +445,192 @@ TEST_CASE("public int8 API at every level: Q, K, S and scales flush against guar
 
 namespace {
 
-// One attention call on dense [heads][rows][cols] tensors, each flush against a guard: masked
-// scores -Inf, the others the exact scores (small integers), or, with the softmax, weights in
-// [0, 1] summing to 1 (0 for a row with every key masked).
-std::string run_attention(std::size_t hq, std::size_t hkv, std::size_t n_q, std::size_t n_k,
-                          std::size_t d, unsigned mask, unsigned flags, bool flush_end,
-                          std::mt19937 &rng) {
+// The parallel-for of the calls given a `par`: the call splits its work for par.threads threads,
+// and the tasks run one after another on this thread (no thread started, so it runs the same
+// under every emulator).
+void serial_for(void *, attnscore_task_fn fn, void *task_ctx, std::size_t n_tasks) {
+  for (std::size_t i = 0; i < n_tasks; ++i) fn(task_ctx, i);
+}
+
+// The attention calls: 4 query heads on 2 KV heads, and the sizes swept.
+constexpr std::size_t kHq = 4, kHkv = 2, kMaxD = 129, kMaxQ = 17, kMaxK = 70;
+const std::size_t kAttnD[] = {1, 8, 17, kMaxD}, kAttnQ[] = {1, 7, kMaxQ},
+                  kAttnK[] = {1, 16, 33, kMaxK};
+
+// One attention call's kind: the dtype of Q and K, S's, K raw or from a key cache, and the
+// threads of the serial parallel-for (0: par NULL).
+struct AttnRun {
+  attnscore_dtype dtype, s_dtype;
+  bool cache;
+  std::size_t threads;
+};
+
+// The areas of one level's attention calls, sized for the largest shape of any dtype (and
+// `cache_bytes`, the largest cache); each call places its buffers in them.
+struct AttnAreas {
+  GuardedArea q, k, s, q_scale, k_scale, cache;
+  explicit AttnAreas(std::size_t cache_bytes)
+      : q(kHq * kMaxQ * kMaxD * sizeof(float)),
+        k(kHkv * kMaxK * kMaxD * sizeof(float)),
+        s(kHq * kMaxQ * kMaxK * sizeof(float)),
+        q_scale(kHq * kMaxQ * sizeof(float)),
+        k_scale(kHkv * kMaxK * sizeof(float)),
+        cache(cache_bytes) {}
+};
+
+const char *dtype_name(attnscore_dtype t) {
+  return t == ATTNSCORE_DTYPE_F32 ? "f32" : t == ATTNSCORE_DTYPE_F16 ? "f16" : "s8";
+}
+
+std::size_t dtype_bytes(attnscore_dtype t) {
+  return t == ATTNSCORE_DTYPE_F32 ? 4 : t == ATTNSCORE_DTYPE_F16 ? 2 : 1;
+}
+
+template <class T>
+void push_bytes(std::vector<unsigned char> *out, T v) {
+  const auto *p = reinterpret_cast<const unsigned char *>(&v);
+  out->insert(out->end(), p, p + sizeof v);
+}
+
+// The inputs of every attention call, drawn once for the largest shape: small integers (the
+// exact oracle's) as the bytes of each dtype, and int8 scales 1/2, 1 or 2 (every int8 score
+// stays exact). A call's dense [heads][rows][d] Q and K are the first elements of these.
+struct AttnInputs {
+  std::vector<int> q, k;
+  std::vector<unsigned char> q_bytes[3], k_bytes[3];  // indexed by attnscore_dtype
+  std::vector<float> q_scale, k_scale;
+  explicit AttnInputs(std::mt19937 &rng)
+      : q(kHq * kMaxQ * kMaxD),
+        k(kHkv * kMaxK * kMaxD),
+        q_scale(kHq * kMaxQ),
+        k_scale(kHkv * kMaxK) {
+    std::uniform_int_distribution<int> dist(-3, 3), exponent(-1, 1);
+    for (int &v : q) v = dist(rng);
+    for (int &v : k) v = dist(rng);
+    for (float &v : q_scale) v = std::ldexp(1.0f, exponent(rng));
+    for (float &v : k_scale) v = std::ldexp(1.0f, exponent(rng));
+    as_dtypes(q, q_bytes);
+    as_dtypes(k, k_bytes);
+  }
+
+ private:
+  static void as_dtypes(const std::vector<int> &v, std::vector<unsigned char> *out) {
+    for (int x : v) {
+      push_bytes(&out[ATTNSCORE_DTYPE_F32], static_cast<float>(x));
+      push_bytes(&out[ATTNSCORE_DTYPE_F16], testing::f16_nearest(x));
+      push_bytes(&out[ATTNSCORE_DTYPE_S8], static_cast<std::int8_t>(x));
+    }
+  }
+};
+
+// One attention call on dense [heads][rows][cols] tensors, each flush against a guard, as are
+// the int8 scales (one per row and per key) and, with a cache, the cache's memory: masked scores
+// -Inf, the others the exact scores (small integers; int8: its contract's bits; an f16 S: those
+// rounded once), or, with the softmax, weights in [0, 1] summing to 1 (0 for a row with every key
+// masked). The f16 accumulation, where it has its own path, is held to its bound instead.
+std::string run_attention(AttnAreas &areas, const AttnInputs &in, const AttnRun &r, std::size_t n_q,
+                          std::size_t n_k, std::size_t d, unsigned mask, unsigned flags,
+                          bool flush_end) {
   std::snprintf(g_case, sizeof g_case,
-                "attention heads %zu/%zu n_q %zu n_k %zu d %zu mask %u flags %u, flush against the "
-                "%s",
-                hq, hkv, n_q, n_k, d, mask, flags, flush_end ? "guard after" : "guard before");
-  const std::size_t nq = hq * n_q * d, nk = hkv * n_k * d, ns = hq * n_q * n_k;
-  GuardedArea qa(nq * sizeof(float)), ka(nk * sizeof(float)), sa(ns * sizeof(float));
-  float *q = qa.place<float>(nq * sizeof(float), flush_end);
-  float *k = ka.place<float>(nk * sizeof(float), flush_end);
-  float *s = sa.place<float>(ns * sizeof(float), flush_end);
-  std::uniform_int_distribution<int> dist(-3, 3);
-  for (std::size_t x = 0; x < nq; ++x) q[x] = static_cast<float>(dist(rng));
-  for (std::size_t x = 0; x < nk; ++x) k[x] = static_cast<float>(dist(rng));
-  attnscore_attention_desc desc = attnscore_attention_desc_dense(hq, hkv, n_q, n_k, d);
-  desc.mask = mask, desc.flags = flags, desc.window = 3,
+                "attention %s Q and K, %s S, %s K, par threads %zu: heads %zu/%zu n_q %zu n_k %zu "
+                "d %zu mask %u flags %u, flush against the %s",
+                dtype_name(r.dtype), dtype_name(r.s_dtype), r.cache ? "cached" : "raw", r.threads,
+                kHq, kHkv, n_q, n_k, d, mask, flags, flush_end ? "guard after" : "guard before");
+  const std::size_t eb = dtype_bytes(r.dtype), sb = dtype_bytes(r.s_dtype);
+  const std::size_t q_bytes = kHq * n_q * d * eb, k_bytes = kHkv * n_k * d * eb;
+  const std::size_t qs_bytes = kHq * n_q * sizeof(float), ks_bytes = kHkv * n_k * sizeof(float);
+  unsigned char *q = areas.q.place<unsigned char>(q_bytes, flush_end);
+  unsigned char *k = areas.k.place<unsigned char>(k_bytes, flush_end);
+  unsigned char *s = areas.s.place<unsigned char>(kHq * n_q * n_k * sb, flush_end);
+  float *q_scale = areas.q_scale.place<float>(qs_bytes, flush_end);
+  float *k_scale = areas.k_scale.place<float>(ks_bytes, flush_end);
+  std::memcpy(q, in.q_bytes[r.dtype].data(), q_bytes);
+  std::memcpy(k, in.k_bytes[r.dtype].data(), k_bytes);
+  std::memcpy(q_scale, in.q_scale.data(), qs_bytes);
+  std::memcpy(k_scale, in.k_scale.data(), ks_bytes);
+  const bool s8 = r.dtype == ATTNSCORE_DTYPE_S8;
+  attnscore_attention_desc desc = attnscore_attention_dense(r.dtype, kHq, kHkv, n_q, n_k, d);
+  desc.q.data = q, desc.k.data = k, desc.s.data = s, desc.s.dtype = r.s_dtype;
+  if (s8) desc.q.scale = q_scale, desc.k.scale = k_scale;
+  desc.mask = mask, desc.flags = flags, desc.window = 3;
   desc.pos_offset = n_k > n_q ? n_k - n_q : 0;
-  if (attnscore_attention_f32(&desc, q, k, s) != ATTNSCORE_OK)
-    return g_case + std::string(": error");
+  if (r.cache) {
+    // Capacity n_k in just the bytes it asks for: past the panels (and int8 scales) that K
+    // fills there is only alignment slack.
+    const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, r.dtype, kHkv, n_k, d};
+    const std::size_t bytes = attnscore_cache_bytes(&shape);
+    attnscore_cache *cache = nullptr;
+    attnscore_status st = attnscore_cache_init(areas.cache.place<unsigned char>(bytes, flush_end),
+                                               bytes, &shape, &cache);
+    // K appended in two pieces from K's buffer, the second mostly starting inside a panel.
+    const std::size_t ends[] = {0, n_k / 2, n_k};
+    for (std::size_t piece = 0; piece < 2 && st == ATTNSCORE_OK; ++piece) {
+      attnscore_tensor src = desc.k;
+      src.data = k + ends[piece] * d * eb;
+      if (s8) src.scale = k_scale + ends[piece];
+      st = attnscore_cache_append(cache, ends[piece + 1] - ends[piece], &src);
+    }
+    if (st != ATTNSCORE_OK) return g_case + std::string(": ") + attnscore_status_string(st);
+    if (attnscore_cache_size(cache) != n_k) return g_case + std::string(": cache size");
+    desc.k = attnscore_tensor{};  // not read: K is the cache's
+    desc.k_cache = cache;
+  }
+  const attnscore_parallel par{serial_for, nullptr, r.threads};
+  const attnscore_status st = attnscore_attention(&desc, r.threads != 0 ? &par : nullptr);
+  if (st != ATTNSCORE_OK) return g_case + std::string(": ") + attnscore_status_string(st);
   const float scale = attnscore_default_scale(d);
-  const std::size_t g = hq / hkv;
-  for (std::size_t h = 0; h < hq; ++h)
+  const std::size_t g = kHq / kHkv;
+  const bool f16_s = r.s_dtype == ATTNSCORE_DTYPE_F16;
+  const bool softmax = (flags & ATTNSCORE_ATTN_SOFTMAX) != 0;
+  // The f16 accumulation's own path (a cache as K has none: it accumulates in f32 there).
+  const bool bounded = (flags & ATTNSCORE_ATTN_F16_ACCUMULATE) != 0 && !r.cache &&
+                       attnscore_flag_available(ATTNSCORE_ATTN_F16_ACCUMULATE);
+  for (std::size_t h = 0; h < kHq; ++h)
     for (std::size_t i = 0; i < n_q; ++i) {
       const std::size_t p = desc.pos_offset + i;
       double sum = 0;
       bool any = false;
       for (std::size_t j = 0; j < n_k; ++j) {
         const bool seen = mask == 0 || (j <= p && (!(mask & 2) || p - j < desc.window));
-        const float got = s[(h * n_q + i) * n_k + j];
-        double want = 0;
-        for (std::size_t t = 0; t < d; ++t)
-          want += static_cast<double>(q[(h * n_q + i) * d + t]) * k[((h / g) * n_k + j) * d + t];
-        const float exact = static_cast<float>(want * scale);
-        bool ok;
-        if (flags != 0)
-          ok = seen ? got >= 0.0f && got <= 1.0f : got == 0.0f;
+        const std::size_t x = (h * n_q + i) * n_k + j;
+        std::uint16_t got16 = 0;
+        float got32 = 0.0f;
+        if (f16_s)
+          std::memcpy(&got16, s + x * 2, 2);
         else
-          ok = seen ? testing::to_bits(got) == testing::to_bits(exact) : got == -INFINITY;
+          std::memcpy(&got32, s + x * 4, 4);
+        const double got = f16_s ? testing::f16_value(got16) : got32;
+        const int *qr = &in.q[(h * n_q + i) * d], *kr = &in.k[((h / g) * n_k + j) * d];
+        int acc = 0, gauge = 0;
+        for (std::size_t t = 0; t < d; ++t) acc += qr[t] * kr[t], gauge += std::abs(qr[t] * kr[t]);
+        const float exact = s8 ? testing::s8_score(acc, in.q_scale[h * n_q + i],
+                                                   in.k_scale[(h / g) * n_k + j], scale)
+                               : static_cast<float>(static_cast<double>(acc) * scale);
+        bool ok;
+        if (softmax) {
+          ok =
+              seen ? got >= 0.0 && got <= 1.0 : (f16_s ? got16 == 0 : testing::to_bits(got32) == 0);
+        } else if (!seen) {
+          ok = f16_s ? got16 == 0xfc00 : got32 == -INFINITY;
+        } else if (bounded) {
+          const double want = static_cast<double>(acc) * scale;
+          double bound = testing::f16acc_bound(d, static_cast<double>(gauge) * scale, scale);
+          if (f16_s) bound += 0x1p-11 * (std::fabs(want) + bound) + 0x1p-25;  // S's rounding
+          ok = std::fabs(got - want) <= bound;
+        } else {
+          ok = f16_s ? got16 == testing::f16_nearest(exact)
+                     : testing::to_bits(got32) == testing::to_bits(exact);
+        }
         if (!ok) {
           char msg[96];
-          std::snprintf(msg, sizeof msg, ": S[%zu][%zu][%zu] = %.9g", h, i, j,
-                        static_cast<double>(got));
+          std::snprintf(msg, sizeof msg, ": S[%zu][%zu][%zu] = %.9g", h, i, j, got);
           return g_case + std::string(msg);
         }
         sum += got, any |= seen;
       }
-      if (flags != 0 && any && std::fabs(sum - 1.0) > 1e-4)
+      // Each f16 weight rounded once more: 2^-12 at most.
+      const double tolerance = 1e-4 + (f16_s ? static_cast<double>(n_k) * 0x1p-12 : 0.0);
+      if (softmax && any && std::fabs(sum - 1.0) > tolerance)
         return g_case + std::string(": a row of weights does not sum to 1");
     }
   return "";
@@ -503,19 +638,46 @@ std::string run_attention(std::size_t hq, std::size_t hkv, std::size_t n_q, std:
 
 }  // namespace
 
-TEST_CASE("attention at every level: Q, K and S flush against guard pages", "[guard][api]") {
+TEST_CASE("attention at every level: Q, K, S, scales and key caches flush against guard pages",
+          "[guard][api]") {
   CapGuard cap;
   const attnscore_level level = GENERATE(from_range(runnable_levels()));
   REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
   FaultReporter reporter;
   std::mt19937 rng(5);
-  for (std::size_t d : {1, 8, 17, 129})
-    for (std::size_t n_q : {1, 7, 17})
-      for (std::size_t n_k : {1, 16, 33, 70})
-        for (unsigned mask = 0; mask < 4; ++mask)
-          for (unsigned flags = 0; flags < 2; ++flags)
-            for (bool flush_end : {true, false}) {
-              const std::string err = run_attention(4, 2, n_q, n_k, d, mask, flags, flush_end, rng);
-              if (!err.empty()) FAIL(err);
-            }
+  const auto built = [](attnscore_dtype t) { return attnscore_kernel_name(t) != nullptr; };
+  const attnscore_dtype dtypes[] = {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16, ATTNSCORE_DTYPE_S8};
+  std::size_t cache_bytes = 0;  // the largest cache of any dtype at this level
+  for (attnscore_dtype dtype : dtypes) {
+    const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, dtype, kHkv, kMaxK, kMaxD};
+    cache_bytes = std::max(cache_bytes, attnscore_cache_bytes(&shape));
+  }
+  AttnAreas areas(cache_bytes);
+  const AttnInputs inputs(rng);
+  // Two of three calls through the serial parallel-for: 2 threads split the two KV heads, 3 split
+  // keys or rows.
+  const std::size_t threads[] = {0, 2, 3};
+  unsigned variant = 0;
+  for (attnscore_dtype dtype : dtypes) {
+    if (!built(dtype)) continue;
+    std::vector<unsigned> flag_sets{0, ATTNSCORE_ATTN_SOFTMAX};
+    if (dtype == ATTNSCORE_DTYPE_F16)
+      for (unsigned f : {0u, ATTNSCORE_ATTN_SOFTMAX})
+        flag_sets.push_back(f | ATTNSCORE_ATTN_F16_ACCUMULATE);
+    for (attnscore_dtype s_dtype : {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16}) {
+      if (!built(s_dtype)) continue;
+      for (bool cache : {false, true})
+        for (std::size_t d : kAttnD)
+          for (std::size_t n_q : kAttnQ)
+            for (std::size_t n_k : kAttnK)
+              for (unsigned mask = 0; mask < 4; ++mask)
+                for (unsigned flags : flag_sets)
+                  for (bool flush_end : {true, false}) {
+                    const AttnRun r{dtype, s_dtype, cache, threads[++variant % 3]};
+                    const std::string err =
+                        run_attention(areas, inputs, r, n_q, n_k, d, mask, flags, flush_end);
+                    if (!err.empty()) FAIL(err);
+                  }
+    }
+  }
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The kernel tester: every compiled kernel of every dtype (f32, f16, int8) this CPU can run, over
-// the shape sweep of the design.
+// the shape sweep of the design, and the key cache of every dtype against its kernel.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -39,6 +41,35 @@ struct AnyKernel {
 #if ATTNSCORE_HAVE_S8
   const attnscore::KernelS8 *s8 = nullptr;
 #endif
+
+  attnscore_dtype dtype() const {
+    if (is_s8()) return ATTNSCORE_DTYPE_S8;
+    return f32 != nullptr ? ATTNSCORE_DTYPE_F32 : ATTNSCORE_DTYPE_F16;
+  }
+
+  // The elements of a rows x cols matrix m (row stride ld) in this dtype, at the same strides,
+  // as bytes (for a cache append and the attention call's Q).
+  std::vector<unsigned char> in_dtype(std::size_t rows, std::size_t cols, const float *m,
+                                      std::size_t ld) const {
+    const std::size_t e = dtype() == ATTNSCORE_DTYPE_F32   ? 4
+                          : dtype() == ATTNSCORE_DTYPE_F16 ? 2
+                                                           : 1;
+    std::vector<unsigned char> b(((rows - 1) * ld + cols) * e + 16, 0xa5);
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < cols; ++j) {
+        unsigned char *at = b.data() + (i * ld + j) * e;
+        const float x = m[i * ld + j];
+        if (e == 4) {
+          std::memcpy(at, &x, 4);
+        } else if (e == 2) {
+          const std::uint16_t h = testing::f16_nearest(x);
+          std::memcpy(at, &h, 2);
+        } else {
+          *at = static_cast<unsigned char>(static_cast<std::int8_t>(x));
+        }
+      }
+    return b;
+  }
 
   bool is_s8() const {
 #if ATTNSCORE_HAVE_S8
@@ -451,45 +482,114 @@ TEST_CASE("every kernel: NaN and Inf propagate", "[kernels][f16][f32][ieee]") {
   }
 }
 
-TEST_CASE("every f32 kernel: the packed key cache gives the same bits as the raw call",
-          "[kernels][f32][kcache]") {
-  const KernelF32 *kernel = GENERATE(from_range(testing::usable_kernels_f32()));
+TEST_CASE("every kernel: the key cache of its dtype gives the same bits as the raw call",
+          "[kernels][f16][f32][s8][kcache]") {
+  // The cap at the kernel's level makes it the one a cache binds at init; the cache holds two KV
+  // heads appended together in uneven pieces, and attention from it (GQA groups of 1 and 3
+  // query heads, decode and prefill row counts) must give each head the raw driver's bits.
+  const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
+  const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
+  if (kernel->acc16) return;  // f16-accumulating rows never read a cache (f32 accumulation there)
   testing::CapGuard guard;
   REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);
-  REQUIRE(std::string(attnscore_kernel_name(ATTNSCORE_DTYPE_F32)) == kernel->name);
+  const attnscore_dtype dtype = kernel->dtype();
+  REQUIRE(std::string(attnscore_kernel_name(dtype)) == kernel->name);
+  const bool s8 = kernel->is_s8();
   std::mt19937 rng(31);
-  const std::size_t nr = kernel->nr;
-  for (std::size_t d : {1, 5, 16, 17, 64, 100, 128, 300}) {
+  std::uniform_real_distribution<float> sd(0.001f, 0.1f);
+  const std::size_t nr = kernel->nr, mr = kernel->mr, hkv = 2;
+  for (std::size_t d : {1, 5, 16, 17, 64, 100, 128, 300, 513, 2100}) {
     for (std::size_t n_k : {std::size_t{1}, nr - 1, nr + 1, 4 * nr + 3, 9 * nr}) {
-      if (n_k == 0) continue;
-      Buffer k(n_k, d, d + 3, 1, kNaN);
-      testing::fill_uniform(k, rng);
-      std::vector<unsigned char> mem(attnscore_kcache_f32_bytes(n_k, d) + 3);
-      attnscore_kcache_f32 *cache = nullptr;
+      if (n_k == 0 || (d > 300 && n_k > nr + 1)) continue;
+      // K: both heads in one buffer, head-major (head stride n_k rows), padded rows.
+      const std::size_t ldk = d + 3;
+      Buffer k(hkv * n_k, d, ldk, 0, kNaN);
+      if (s8) {
+        kernel->fill_exact(k, rng, static_cast<unsigned>(d + n_k));
+      } else {
+        testing::fill_uniform(k, rng);
+        kernel->round_to_dtype(k);
+      }
+      std::vector<float> ks(hkv * n_k);  // int8: one scale per key
+      for (float &x : ks) x = sd(rng);
+      const std::vector<unsigned char> kd = kernel->in_dtype(hkv * n_k, d, k.data(), ldk);
+      const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, dtype, hkv, n_k, d};
+      const std::size_t bytes = attnscore_cache_bytes(&shape);
+      REQUIRE(bytes > 0);
       // An odd address: the cache aligns itself inside the caller's memory.
-      REQUIRE(attnscore_kcache_f32_init(mem.data() + 3, mem.size() - 3, n_k, d, &cache) ==
-              ATTNSCORE_OK);
-      // Appended in uneven pieces, as tokens arrive.
-      for (std::size_t done = 0, step = 1; done < n_k; done += step, step = step * 3 % 7 + 1) {
-        step = step < n_k - done ? step : n_k - done;
-        REQUIRE(attnscore_kcache_f32_append(cache, step, &k.at(done, 0), k.ld) == ATTNSCORE_OK);
-      }
-      REQUIRE(attnscore_kcache_f32_size(cache) == n_k);
-      for (std::size_t n_q :
-           {std::size_t{1}, std::size_t{2}, std::size_t{3}, kernel->mr, 2 * kernel->mr + 1}) {
-        Buffer q(n_q, d, d, 0, kNaN);
-        testing::fill_uniform(q, rng);
-        std::vector<float> raw(n_q * n_k), cached(n_q * n_k + 5, kNaN);
+      std::vector<unsigned char> mem(bytes + 3);
+      attnscore_cache *cache = nullptr;
+      REQUIRE(attnscore_cache_init(mem.data() + 3, bytes, &shape, &cache) == ATTNSCORE_OK);
+      const std::size_t esz = dtype == ATTNSCORE_DTYPE_F32   ? 4
+                              : dtype == ATTNSCORE_DTYPE_F16 ? 2
+                                                             : 1;
+      // Appends keys [from, to) of both heads in uneven pieces, as tokens arrive.
+      const auto append = [&](std::size_t from, std::size_t to, std::size_t step) {
+        for (std::size_t done = from; done < to; done += step, step = step * 3 % 7 + 1) {
+          step = step < to - done ? step : to - done;
+          attnscore_tensor src;
+          std::memset(&src, 0, sizeof src);
+          src.data = kd.data() + done * ldk * esz, src.dtype = dtype;
+          src.head_stride = n_k * ldk, src.row_stride = ldk;
+          src.scale = ks.data() + done, src.scale_head_stride = n_k, src.scale_row_stride = 1;
+          REQUIRE(attnscore_cache_append(cache, step, &src) == ATTNSCORE_OK);
+        }
+        REQUIRE(attnscore_cache_size(cache) == to);
+      };
+      append(0, n_k, 1);
+      // Attention from the cache against the raw driver on each head: "" or the first failure.
+      const auto compare = [&](std::size_t n_q, std::size_t g) -> std::string {
+        const std::size_t hq = hkv * g;
+        Buffer q(hq * n_q, d, d, 0, kNaN);  // head-major, dense
+        if (s8) {
+          kernel->fill_exact(q, rng, static_cast<unsigned>(n_q));
+        } else {
+          testing::fill_uniform(q, rng);
+          kernel->round_to_dtype(q);
+        }
+        std::vector<float> qs(hq * n_q);
+        for (float &x : qs) x = sd(rng);
+        const std::vector<unsigned char> qd = kernel->in_dtype(hq * n_q, d, q.data(), d);
+        attnscore_attention_desc a = attnscore_attention_dense(dtype, hq, hkv, n_q, n_k, d);
+        a.q.data = qd.data();
+        if (s8) a.q.scale = qs.data();  // dense: one per row, head stride n_q
+        a.k_cache = cache;
+        std::vector<float> cached(hq * n_q * n_k + 5, kNaN);
+        a.s.data = cached.data();
+        if (attnscore_attention(&a, nullptr) != ATTNSCORE_OK) return "attention status";
         const float scale = attnscore_default_scale(d);
-        attnscore::run_f32(*kernel, n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, raw.data(), n_k,
-                           scale);
-        REQUIRE(attnscore_scores_f32_kcache(n_q, q.data(), q.ld, cache, cached.data(), n_k, 0.0f) ==
-                ATTNSCORE_OK);
-        CAPTURE(d, n_k, n_q);
-        REQUIRE(std::memcmp(raw.data(), cached.data(), raw.size() * sizeof(float)) == 0);
-        for (std::size_t i = raw.size(); i < cached.size(); ++i) REQUIRE(std::isnan(cached[i]));
+        for (std::size_t h = 0; h < hq; ++h) {
+          std::vector<float> raw(n_q * n_k);
+          const std::size_t hk = h / g;
+          kernel->run(n_q, n_k, d, q.data() + h * n_q * d, d, k.data() + hk * n_k * ldk, ldk,
+                      raw.data(), n_k, scale, s8 ? qs.data() + h * n_q : nullptr,
+                      s8 ? ks.data() + hk * n_k : nullptr);
+          if (std::memcmp(raw.data(), cached.data() + h * n_q * n_k, raw.size() * sizeof(float)) !=
+              0)
+            return "head " + std::to_string(h) + " differs from the raw call";
+        }
+        for (std::size_t i = hq * n_q * n_k; i < cached.size(); ++i)
+          if (!std::isnan(cached[i])) return "wrote past S";
+        return "";
+      };
+      for (std::size_t n_q : {std::size_t{1}, std::size_t{2}, std::size_t{3}, mr, 2 * mr + 1})
+        for (std::size_t g : {1, 3}) {
+          CAPTURE(d, n_k, n_q, g);
+          const std::string err = compare(n_q, g);
+          if (!err.empty()) FAIL(err);
+        }
+      // Truncated inside a panel and appended again: the same bits.
+      const std::size_t keep = n_k / 2;
+      REQUIRE(attnscore_cache_truncate(cache, keep) == ATTNSCORE_OK);
+      append(keep, n_k, 2);
+      for (std::size_t n_q : {std::size_t{1}, mr + 1}) {
+        CAPTURE(d, n_k, n_q, keep);
+        const std::string err = compare(n_q, 1);
+        if (!err.empty()) FAIL(err);
       }
+      REQUIRE(attnscore_cache_truncate(cache, 0) == ATTNSCORE_OK);
+      REQUIRE(attnscore_cache_size(cache) == 0);
     }
   }
 }

@@ -12,7 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "attnscore/attnscore.hpp"
+#include "attn_case.hpp"
+#include "attnscore/attnscore.h"
 #include "support.hpp"
 
 namespace {
@@ -20,6 +21,7 @@ namespace {
 using testing::Buffer;
 using testing::from_bits;
 using testing::kGuardBits;
+using testing::threads_available;
 using testing::to_bits;
 
 // Hooks as callers write them. Each counts its calls and the tasks it ran.
@@ -55,13 +57,26 @@ void hook_parallel_for(void *ctx, attnscore_task_fn fn, void *task_ctx, std::siz
   for (std::size_t i : idx) fn(task_ctx, i);
 }
 
-// Whether this process may start threads. qemu-user 7.2 hangs starting any thread of an ARM
-// guest on this host, so the cross builds' ctest sets ATTNSCORE_TEST_NO_THREADS: there the
-// splits and task orders are still checked through hooks that run the tasks on this thread.
-bool threads_available() {
-  static const bool ok = std::getenv("ATTNSCORE_TEST_NO_THREADS") == nullptr;
-  if (!ok) WARN("ATTNSCORE_TEST_NO_THREADS: the pool and the thread-per-task hook are not run");
-  return ok;
+// The built-in pool, owned (stopped when it goes).
+struct Pool {
+  attnscore_pool *pool = nullptr;
+  attnscore_status status;
+  explicit Pool(std::size_t threads) : status(attnscore_pool_create(threads, &pool)) {}
+  ~Pool() { attnscore_pool_destroy(pool); }
+  Pool(const Pool &) = delete;
+  Pool &operator=(const Pool &) = delete;
+  attnscore_parallel parallel() const { return attnscore_pool_parallel(pool); }
+  std::size_t threads() const { return parallel().threads; }
+};
+
+// One head of f32 scores through the attention call (what the 0.1.0 parallel scores call did).
+attnscore_status scores_f32(const attnscore_parallel *par, std::size_t n_q, std::size_t n_k,
+                            std::size_t d, const float *q, std::size_t ldq, const float *k,
+                            std::size_t ldk, float *s, std::size_t lds, float scale) {
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_F32, 1, 1, n_q, n_k, d);
+  a.q.data = q, a.q.row_stride = ldq, a.k.data = k, a.k.row_stride = ldk;
+  a.s.data = s, a.s.row_stride = lds, a.scale = scale;
+  return attnscore_attention(&a, par);
 }
 
 struct Case {
@@ -90,10 +105,10 @@ bool same_bits(const std::vector<float> &a, const std::vector<float> &b) {
 TEST_CASE("parallel f32 calls give the single-threaded bits", "[parallel]") {
   testing::CapGuard guard;
   std::mt19937 rng(4242);
-  std::vector<std::unique_ptr<attnscore::ThreadPool>> pools;
+  std::vector<std::unique_ptr<Pool>> pools;
   if (threads_available())
-    for (std::size_t n : {1, 2, 3, 7}) pools.emplace_back(new attnscore::ThreadPool(n));
-  for (const auto &p : pools) REQUIRE(p->status() == ATTNSCORE_OK);
+    for (std::size_t n : {1, 2, 3, 7}) pools.emplace_back(new Pool(n));
+  for (const auto &p : pools) REQUIRE(p->status == ATTNSCORE_OK);
   for (attnscore_level level : testing::runnable_levels()) {
     REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
     for (const Case &c : kCases) {
@@ -107,8 +122,8 @@ TEST_CASE("parallel f32 calls give the single-threaded bits", "[parallel]") {
         INFO(attnscore_level_name(level) << " " << c.n_q << "x" << c.n_k << " d " << c.d << ": "
                                          << what << ", " << threads << " threads");
         std::vector<float> got(c.n_q * lds, from_bits(kGuardBits));
-        REQUIRE(attnscore_scores_f32_parallel(par, c.n_q, c.n_k, c.d, q.data(), q.ld, k.data(),
-                                              k.ld, got.data(), lds, 0.0f) == ATTNSCORE_OK);
+        REQUIRE(scores_f32(par, c.n_q, c.n_k, c.d, q.data(), q.ld, k.data(), k.ld, got.data(), lds,
+                           0.0f) == ATTNSCORE_OK);
         CHECK(same_bits(got, want));
       };
       check(nullptr, "no pool", 1);
@@ -136,9 +151,9 @@ TEST_CASE("parallel f32 calls give the single-threaded bits", "[parallel]") {
 TEST_CASE("parallel calls on the key cache give the single-threaded bits", "[parallel]") {
   testing::CapGuard guard;
   std::mt19937 rng(977);
-  std::unique_ptr<attnscore::ThreadPool> pool;
-  if (threads_available()) pool.reset(new attnscore::ThreadPool(3));
-  REQUIRE((!pool || pool->status() == ATTNSCORE_OK));
+  std::unique_ptr<Pool> pool;
+  if (threads_available()) pool.reset(new Pool(3));
+  REQUIRE((!pool || pool->status == ATTNSCORE_OK));
   for (attnscore_level level : testing::runnable_levels()) {
     REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
     for (const Case &c : kCases) {
@@ -146,17 +161,22 @@ TEST_CASE("parallel calls on the key cache give the single-threaded bits", "[par
       Buffer k(c.n_k, c.d, c.d, 0, from_bits(kGuardBits));
       testing::fill_uniform(q, rng);
       testing::fill_uniform(k, rng);
-      std::vector<unsigned char> mem(attnscore::KeyCache::bytes(c.n_k, c.d));
-      attnscore::KeyCache cache(mem.data(), mem.size(), c.n_k, c.d);
-      REQUIRE(cache.status() == ATTNSCORE_OK);
-      REQUIRE(cache.append(attnscore::MatrixView<const float>(k.data(), c.n_k, c.d, k.ld)) ==
-              ATTNSCORE_OK);
+      const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, ATTNSCORE_DTYPE_F32, 1, c.n_k, c.d};
+      std::vector<unsigned char> mem(attnscore_cache_bytes(&shape));
+      attnscore_cache *cache = nullptr;
+      REQUIRE(attnscore_cache_init(mem.data(), mem.size(), &shape, &cache) == ATTNSCORE_OK);
+      attnscore_tensor src;
+      std::memset(&src, 0, sizeof src);
+      src.data = k.data(), src.dtype = ATTNSCORE_DTYPE_F32, src.row_stride = k.ld;
+      REQUIRE(attnscore_cache_append(cache, c.n_k, &src) == ATTNSCORE_OK);
       const std::size_t lds = c.n_k + 2;
       std::vector<float> want(c.n_q * lds, from_bits(kGuardBits)), got = want;
-      const attnscore::MatrixView<const float> qv(q.data(), c.n_q, c.d, q.ld);
-      REQUIRE(attnscore::scores(qv, cache,
-                                attnscore::MatrixView<float>(want.data(), c.n_q, c.n_k, lds)) ==
-              ATTNSCORE_OK);
+      attnscore_attention_desc a =
+          attnscore_attention_dense(ATTNSCORE_DTYPE_F32, 1, 1, c.n_q, c.n_k, c.d);
+      a.q.data = q.data(), a.q.row_stride = q.ld, a.k_cache = cache, a.s.row_stride = lds;
+      a.s.data = want.data();
+      REQUIRE(attnscore_attention(&a, nullptr) == ATTNSCORE_OK);
+      a.s.data = got.data();
       for (std::size_t threads : {1, 2, 3, 7}) {
         INFO(attnscore_level_name(level)
              << " " << c.n_q << "x" << c.n_k << " d " << c.d << ", " << threads << " threads");
@@ -165,18 +185,15 @@ TEST_CASE("parallel calls on the key cache give the single-threaded bits", "[par
                                            ? pool->parallel()
                                            : attnscore_parallel{hook_parallel_for, &h, threads};
         std::fill(got.begin(), got.end(), from_bits(kGuardBits));
-        REQUIRE(attnscore::scores(qv, cache,
-                                  attnscore::MatrixView<float>(got.data(), c.n_q, c.n_k, lds),
-                                  par) == ATTNSCORE_OK);
+        REQUIRE(attnscore_attention(&a, &par) == ATTNSCORE_OK);
         CHECK(same_bits(got, want));
+        if (par.parallel_for == hook_parallel_for) CHECK(h.calls == 1);
       }
       const attnscore_parallel no_fn{nullptr, nullptr, 2};
-      CHECK(attnscore_scores_f32_kcache_parallel(&no_fn, c.n_q, q.data(), q.ld, cache.handle(),
-                                                 got.data(), lds,
-                                                 0.0f) == ATTNSCORE_ERR_NULL_POINTER);
-      CHECK(attnscore_scores_f32_kcache_parallel(nullptr, c.n_q, q.data(), q.ld, nullptr,
-                                                 got.data(), lds,
-                                                 0.0f) == ATTNSCORE_ERR_NULL_POINTER);
+      CHECK(attnscore_attention(&a, &no_fn) == ATTNSCORE_ERR_NULL_POINTER);
+      // Without the cache (and no raw K): NULL_POINTER, whatever the par.
+      a.k_cache = nullptr;
+      CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
     }
   }
 }
@@ -185,11 +202,11 @@ TEST_CASE("parallel calls split the work across the threads", "[parallel]") {
   Hook h{Hook::kForward};
   const attnscore_parallel par{hook_parallel_for, &h, 2};
   std::vector<float> q(512 * 64, 0.5f), k(512 * 64, 0.25f), s(512 * 512);
-  REQUIRE(attnscore_scores_f32_parallel(&par, 512, 512, 64, q.data(), 64, k.data(), 64, s.data(),
-                                        512, 1.0f) == ATTNSCORE_OK);
+  REQUIRE(scores_f32(&par, 512, 512, 64, q.data(), 64, k.data(), 64, s.data(), 512, 1.0f) ==
+          ATTNSCORE_OK);
   CHECK(h.tasks == 2);  // prefill: both threads get half the key panels
-  REQUIRE(attnscore_scores_f32_parallel(&par, 1, 512, 64, q.data(), 64, k.data(), 64, s.data(), 512,
-                                        1.0f) == ATTNSCORE_OK);
+  REQUIRE(scores_f32(&par, 1, 512, 64, q.data(), 64, k.data(), 64, s.data(), 512, 1.0f) ==
+          ATTNSCORE_OK);
   CHECK(h.tasks == 4);  // decode: two key ranges
   for (float x : s) REQUIRE(x == 8.0f);
 }
@@ -204,47 +221,41 @@ TEST_CASE("parallel calls reject bad input without calling the hook", "[parallel
       if (to_bits(x) != kGuardBits) return false;
     return true;
   };
-  CHECK(attnscore_scores_f32_parallel(&par, 4, 4, 0, q.data(), 8, k.data(), 8, s.data(), 4, 0.0f) ==
+  CHECK(scores_f32(&par, 4, 4, 0, q.data(), 8, k.data(), 8, s.data(), 4, 0.0f) ==
         ATTNSCORE_ERR_ZERO_DIM);
-  CHECK(attnscore_scores_f32_parallel(&par, 4, 4, 8, q.data(), 7, k.data(), 8, s.data(), 4, 0.0f) ==
+  CHECK(scores_f32(&par, 4, 4, 8, q.data(), 7, k.data(), 8, s.data(), 4, 0.0f) ==
         ATTNSCORE_ERR_BAD_LDQ);
-  CHECK(attnscore_scores_f32_parallel(&par, 4, 4, 8, q.data(), 8, k.data(), 8, q.data() + 2, 4,
-                                      0.0f) == ATTNSCORE_ERR_OVERLAP);
-  CHECK(attnscore_scores_f32_parallel(&par, 4, 4, 8, q.data(), 8, k.data(), 8, s.data(), 4,
-                                      from_bits(0x7fc00000u)) == ATTNSCORE_ERR_BAD_SCALE);
-  CHECK(attnscore_scores_f32_parallel(&par, 0, 4, 8, nullptr, 8, nullptr, 8, nullptr, 4, 0.0f) ==
-        ATTNSCORE_OK);
+  CHECK(scores_f32(&par, 4, 4, 8, q.data(), 8, k.data(), 8, q.data() + 2, 4, 0.0f) ==
+        ATTNSCORE_ERR_OVERLAP);
+  CHECK(scores_f32(&par, 4, 4, 8, q.data(), 8, k.data(), 8, s.data(), 4, from_bits(0x7fc00000u)) ==
+        ATTNSCORE_ERR_BAD_SCALE);
+  CHECK(scores_f32(&par, 0, 4, 8, nullptr, 8, nullptr, 8, nullptr, 4, 0.0f) == ATTNSCORE_OK);
   const attnscore_parallel no_fn{nullptr, &h, 2};
-  CHECK(attnscore_scores_f32_parallel(&no_fn, 4, 4, 8, q.data(), 8, k.data(), 8, s.data(), 4,
-                                      0.0f) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(scores_f32(&no_fn, 4, 4, 8, q.data(), 8, k.data(), 8, s.data(), 4, 0.0f) ==
+        ATTNSCORE_ERR_NULL_POINTER);
   CHECK(h.calls == 0);
   CHECK(untouched());
-  // The C++ view wrapper: shapes first.
-  const attnscore::MatrixView<const float> qv(q.data(), 4, 8), kv(k.data(), 4, 8);
-  CHECK(attnscore::scores(qv, kv, attnscore::MatrixView<float>(s.data(), 4, 3), par) ==
-        ATTNSCORE_ERR_SHAPE_MISMATCH);
-  CHECK(attnscore::scores(qv, kv, attnscore::MatrixView<float>(s.data(), 4, 4), par, 1.0f) ==
-        ATTNSCORE_OK);
+  // Then a good call: the hook once.
+  CHECK(scores_f32(&par, 4, 4, 8, q.data(), 8, k.data(), 8, s.data(), 4, 1.0f) == ATTNSCORE_OK);
   CHECK(h.calls == 1);
   for (float x : s) CHECK(x == 8.0f);
 }
 
 TEST_CASE("the built-in pool", "[parallel]") {
   CHECK(attnscore_pool_create(2, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_pool_threads(nullptr) == 0);
+  CHECK(attnscore_pool_parallel(nullptr).threads == 0);
   if (!threads_available()) return;
   attnscore_pool *pool = nullptr;
   REQUIRE(attnscore_pool_create(0, &pool) == ATTNSCORE_OK);  // one thread per CPU
-  CHECK(attnscore_pool_threads(pool) == std::max(1u, std::thread::hardware_concurrency()));
+  CHECK(attnscore_pool_parallel(pool).threads == std::max(1u, std::thread::hardware_concurrency()));
   attnscore_pool_destroy(pool);
   attnscore_pool_destroy(nullptr);
-  CHECK(attnscore_pool_threads(nullptr) == 0);
   const attnscore_parallel none = attnscore_pool_parallel(nullptr);
   CHECK((none.parallel_for == nullptr && none.ctx == nullptr && none.threads == 0));
 
   // Every task exactly once, over many calls, with calls from two threads taking turns.
-  attnscore::ThreadPool p(3);
-  REQUIRE(p.status() == ATTNSCORE_OK);
+  Pool p(3);
+  REQUIRE(p.status == ATTNSCORE_OK);
   CHECK(p.threads() == 3);
   const attnscore_parallel par = p.parallel();
   auto hammer = [&] {
@@ -289,14 +300,17 @@ TEST_CASE("parallel attention calls give the single-threaded bits", "[parallel]"
   for (attnscore_level level : testing::runnable_levels()) {
     REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
     for (const AttnCase &c : cases) {
-      attnscore_attention_desc a = attnscore_attention_desc_dense(c.hq, c.hkv, c.n_q, c.n_k, c.d);
+      attnscore_attention_desc a =
+          attnscore_attention_dense(ATTNSCORE_DTYPE_F32, c.hq, c.hkv, c.n_q, c.n_k, c.d);
       a.mask = c.mask, a.flags = c.flags, a.pos_offset = c.p0, a.window = c.window;
       a.softcap = c.softcap;
       std::vector<float> q(c.hq * c.n_q * c.d), k(c.hkv * c.n_k * c.d);
       for (float &x : q) x = dist(rng);
       for (float &x : k) x = dist(rng);
       std::vector<float> want(c.hq * c.n_q * c.n_k, from_bits(kGuardBits)), got = want;
-      REQUIRE(attnscore_attention_f32(&a, q.data(), k.data(), want.data()) == ATTNSCORE_OK);
+      a.q.data = q.data(), a.k.data = k.data(), a.s.data = want.data();
+      REQUIRE(attnscore_attention(&a, nullptr) == ATTNSCORE_OK);
+      a.s.data = got.data();
       for (std::size_t threads : {1, 2, 3, 7}) {
         for (Hook::Order order : {Hook::kReverse, Hook::kShuffled, Hook::kThreads}) {
           if (order == Hook::kThreads && (threads > 3 || !threads_available())) continue;
@@ -305,8 +319,7 @@ TEST_CASE("parallel attention calls give the single-threaded bits", "[parallel]"
           Hook h{order};
           const attnscore_parallel par{hook_parallel_for, &h, threads};
           std::fill(got.begin(), got.end(), from_bits(kGuardBits));
-          REQUIRE(attnscore_attention_f32_parallel(&par, &a, q.data(), k.data(), got.data()) ==
-                  ATTNSCORE_OK);
+          REQUIRE(attnscore_attention(&a, &par) == ATTNSCORE_OK);
           CHECK(same_bits(got, want));
           CHECK(h.calls == 1);
         }
@@ -315,10 +328,8 @@ TEST_CASE("parallel attention calls give the single-threaded bits", "[parallel]"
       const attnscore_parallel par{hook_parallel_for, &h, 2};
       attnscore_attention_desc bad = a;
       bad.heads_kv = 5;
-      CHECK(attnscore_attention_f32_parallel(&par, &bad, q.data(), k.data(), got.data()) ==
-            ATTNSCORE_ERR_HEADS_MISMATCH);
-      CHECK(attnscore_attention_f32_parallel(&par, nullptr, q.data(), k.data(), got.data()) ==
-            ATTNSCORE_ERR_NULL_POINTER);
+      CHECK(attnscore_attention(&bad, &par) == ATTNSCORE_ERR_HEADS_MISMATCH);
+      CHECK(attnscore_attention(nullptr, &par) == ATTNSCORE_ERR_NULL_POINTER);
       CHECK(h.calls == 0);
     }
   }
@@ -355,6 +366,14 @@ TEST_CASE("parallel f16 and s8 calls give the single-threaded bits", "[parallel]
         REQUIRE(attnscore_scores_s8(c.n_q, c.n_k, c.d, q8.data(), c.d, qs.data(), c.n_q, k8.data(),
                                     c.d, ks.data(), c.n_k, want8.data(), lds,
                                     0.0f) == ATTNSCORE_OK);
+      // One head of each dtype through the attention call, S rows of lds.
+      attnscore_attention_desc a16 =
+          attnscore_attention_dense(ATTNSCORE_DTYPE_F16, 1, 1, c.n_q, c.n_k, c.d);
+      a16.q.data = qh.data(), a16.k.data = kh.data(), a16.s.row_stride = lds;
+      attnscore_attention_desc a8 =
+          attnscore_attention_dense(ATTNSCORE_DTYPE_S8, 1, 1, c.n_q, c.n_k, c.d);
+      a8.q.data = q8.data(), a8.q.scale = qs.data(), a8.k.data = k8.data(), a8.k.scale = ks.data();
+      a8.s.row_stride = lds;
       for (std::size_t threads : {1, 2, 3, 7}) {
         INFO(attnscore_level_name(level)
              << " " << c.n_q << "x" << c.n_k << " d " << c.d << ", " << threads << " threads");
@@ -362,31 +381,104 @@ TEST_CASE("parallel f16 and s8 calls give the single-threaded bits", "[parallel]
         const attnscore_parallel par{hook_parallel_for, &h, threads};
         std::vector<float> got(c.n_q * lds, from_bits(kGuardBits));
         if (f16_built) {
-          REQUIRE(attnscore_scores_f16_parallel(&par, c.n_q, c.n_k, c.d, qh.data(), c.d, kh.data(),
-                                                c.d, got.data(), lds, 0.0f) == ATTNSCORE_OK);
+          a16.s.data = got.data();
+          REQUIRE(attnscore_attention(&a16, &par) == ATTNSCORE_OK);
           CHECK(same_bits(got, want16));
         }
         std::fill(got.begin(), got.end(), from_bits(kGuardBits));
         if (s8_built) {
-          REQUIRE(attnscore_scores_s8_parallel(&par, c.n_q, c.n_k, c.d, q8.data(), c.d, qs.data(),
-                                               c.n_q, k8.data(), c.d, ks.data(), c.n_k, got.data(),
-                                               lds, 0.0f) == ATTNSCORE_OK);
+          a8.s.data = got.data();
+          REQUIRE(attnscore_attention(&a8, &par) == ATTNSCORE_OK);
           CHECK(same_bits(got, want8));
         }
+        CHECK(h.calls == (f16_built ? 1u : 0u) + (s8_built ? 1u : 0u));
       }
       Hook h{Hook::kForward};
       const attnscore_parallel par{hook_parallel_for, &h, 2};
       std::vector<float> got(c.n_q * lds, from_bits(kGuardBits));
       const attnscore_status want_bad =
           f16_built ? ATTNSCORE_ERR_BAD_LDQ : ATTNSCORE_ERR_UNKNOWN_DTYPE;
-      CHECK(attnscore_scores_f16_parallel(&par, c.n_q, c.n_k, c.d, qh.data(), c.d - 1, kh.data(),
-                                          c.d, got.data(), lds, 0.0f) == want_bad);
+      a16.s.data = got.data(), a16.q.row_stride = c.d - 1;
+      CHECK(attnscore_attention(&a16, &par) == want_bad);
+      // Scale counts are strides now: a scale row stride other than 0 or 1.
       const attnscore_status want_count =
           s8_built ? ATTNSCORE_ERR_BAD_SCALE_COUNT : ATTNSCORE_ERR_UNKNOWN_DTYPE;
-      CHECK(attnscore_scores_s8_parallel(&par, c.n_q, c.n_k, c.d, q8.data(), c.d, qs.data(), 2,
-                                         k8.data(), c.d, ks.data(), 3, got.data(), lds, 0.0f) ==
-            (c.n_q == 2 && c.n_k == 3 ? ATTNSCORE_OK : want_count));
-      CHECK(h.calls == (c.n_q == 2 && c.n_k == 3 && s8_built ? 1u : 0u));
+      a8.s.data = got.data(), a8.q.scale_row_stride = 2;
+      CHECK(attnscore_attention(&a8, &par) == want_count);
+      a8.q.scale_row_stride = 1, a8.k.scale_row_stride = 3;
+      CHECK(attnscore_attention(&a8, &par) == want_count);
+      CHECK(h.calls == 0u);
+      for (float x : got) CHECK(to_bits(x) == kGuardBits);
+    }
+  }
+}
+
+TEST_CASE("parallel attention of every dtype, raw K and caches, f32 and f16 S: the same bits",
+          "[parallel]") {
+  testing::CapGuard guard;
+  std::mt19937 rng(6007);
+  std::unique_ptr<Pool> pool;
+  if (threads_available()) pool.reset(new Pool(3));
+  REQUIRE((!pool || pool->status == ATTNSCORE_OK));
+  struct Shape {
+    std::size_t hq, hkv, n_q, n_k, d;
+    unsigned mask;
+    bool softmax;
+    float softcap;
+  };
+  // Decode over many keys (split by keys), one KV head (no head split), prefill split by rows or
+  // keys, more KV heads than threads (split by heads), masks, softmax and softcap.
+  const Shape shapes[] = {{8, 1, 1, 700, 40, 0, false, 0.0f},
+                          {4, 2, 1, 600, 24, ATTNSCORE_MASK_CAUSAL, true, 0.0f},
+                          {2, 1, 70, 90, 16, ATTNSCORE_MASK_CAUSAL, true, 0.0f},
+                          {1, 1, 9, 300, 33, 0, false, 0.0f},
+                          {8, 8, 20, 45, 8, ATTNSCORE_MASK_WINDOW, false, 5.0f},
+                          {3, 1, 40, 64, 20, 0, true, 3.0f}};
+  for (attnscore_level level : testing::runnable_levels()) {
+    REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+    unsigned v = 0;
+    for (attnscore_dtype dt : {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16, ATTNSCORE_DTYPE_S8}) {
+      if (!testing::dtype_built(dt)) continue;
+      for (const Shape &sh : shapes) {
+        ++v;
+        testing::AttnCase c;
+        c.dtype = dt, c.hq = sh.hq, c.hkv = sh.hkv, c.n_q = sh.n_q, c.n_k = sh.n_k, c.d = sh.d;
+        c.mask = sh.mask, c.softmax = sh.softmax, c.softcap = sh.softcap;
+        c.p0 = sh.n_k > sh.n_q ? sh.n_k - sh.n_q : 0, c.w = 17;
+        c.layout = v % 3, c.q_scales = v % 3, c.extra_keys = v % 2;
+        INFO(attnscore_level_name(level) << " " << testing::describe(c));
+        testing::AttnData data(c, rng);
+        REQUIRE(data.prepare() == "");
+        testing::CacheMem cm;
+        REQUIRE(testing::make_cache(data, c.n_k + c.extra_keys, &cm) == "");
+        REQUIRE(testing::append_keys(data, cm.cache, 0, c.n_k + c.extra_keys, {7, 100, 1}) == "");
+        const bool f16_out = testing::dtype_built(ATTNSCORE_DTYPE_F16);
+        for (int from_cache = 0; from_cache < 2; ++from_cache)
+          for (attnscore_dtype st : {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16}) {
+            if (st == ATTNSCORE_DTYPE_F16 && !f16_out) continue;
+            const attnscore_cache *cache = from_cache ? cm.cache : nullptr;
+            std::vector<unsigned char> want, got;
+            REQUIRE(data.run(st, cache, nullptr, 0, &want) == "");
+            for (std::size_t threads : {1, 2, 3, 7}) {
+              INFO(threads << " threads, " << (from_cache ? "cache" : "raw K") << ", S "
+                           << (st == ATTNSCORE_DTYPE_F16 ? "f16" : "f32"));
+              Hook h{threads == 2 && threads_available() ? Hook::kThreads
+                     : threads == 7                      ? Hook::kReverse
+                                                         : Hook::kShuffled};
+              const attnscore_parallel par{hook_parallel_for, &h, threads};
+              CHECK(data.run(st, cache, &par, 0, &got) == "");
+              CHECK(got == want);
+              CHECK(h.calls == 1);
+              CHECK(h.tasks >= 1);
+              CHECK(h.tasks <= threads);
+              if (threads == 3 && pool) {
+                const attnscore_parallel pp = pool->parallel();
+                CHECK(data.run(st, cache, &pp, 0, &got) == "");
+                CHECK(got == want);
+              }
+            }
+          }
+      }
     }
   }
 }

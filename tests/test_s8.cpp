@@ -269,8 +269,8 @@ TEST_CASE("s8 quantization helper at every level, in every rounding mode", "[api
       std::vector<float> scales(n, kNaN);
       const int saved = std::fegetround();
       std::fesetround(mode);
-      const attnscore_status st =
-          attnscore_quantize_s8(n, d, x.data(), ldx, out.data(), ldo, scales.data());
+      const attnscore_status st = attnscore_quantize_s8(n, d, ATTNSCORE_DTYPE_F32, x.data(), ldx,
+                                                        out.data(), ldo, scales.data());
       std::fesetround(saved);
       REQUIRE(st == ATTNSCORE_OK);
       for (std::size_t i = 0; i < n; ++i) {
@@ -288,7 +288,7 @@ TEST_CASE("s8 quantization helper at every level, in every rounding mode", "[api
   const float tie[4] = {127.0f, 2.5f, 3.5f, -0.5f};
   std::int8_t o[4];
   float sc;
-  REQUIRE(attnscore_quantize_s8(1, 4, tie, 4, o, 4, &sc) == ATTNSCORE_OK);
+  REQUIRE(attnscore_quantize_s8(1, 4, ATTNSCORE_DTYPE_F32, tie, 4, o, 4, &sc) == ATTNSCORE_OK);
   CHECK(sc == 1.0f);
   CHECK((o[0] == 127 && o[1] == 2 && o[2] == 4 && o[3] == 0));
 }
@@ -319,8 +319,8 @@ TEST_CASE("s8 quantization from f16 rows at every level, in every rounding mode"
       std::vector<float> scales(n, kNaN);
       const int saved = std::fegetround();
       std::fesetround(mode);
-      const attnscore_status st =
-          attnscore_quantize_f16_s8(n, d, x.data(), ldx, out.data(), ldo, scales.data());
+      const attnscore_status st = attnscore_quantize_s8(n, d, ATTNSCORE_DTYPE_F16, x.data(), ldx,
+                                                        out.data(), ldo, scales.data());
       std::fesetround(saved);
       REQUIRE(st == ATTNSCORE_OK);
       for (std::size_t i = 0; i < n; ++i) {
@@ -342,25 +342,34 @@ TEST_CASE("s8 quantization from f16 rows at every level, in every rounding mode"
   const std::uint16_t h[2] = {0x57f0, 0xd248};
   std::int8_t o[2];
   float sc;
-  REQUIRE(attnscore_quantize_f16_s8(1, 2, h, 2, o, 2, &sc) == ATTNSCORE_OK);
+  REQUIRE(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F16, h, 2, o, 2, &sc) == ATTNSCORE_OK);
   CHECK((sc == 1.0f && o[0] == 127 && o[1] == -50));
   // Bad input: its status, nothing written.
   const std::uint16_t bad[4] = {0x3c00, 0x4000, 0x7c00, 0xfe00};  // 1, 2, +Inf, NaN
   std::int8_t b8[4] = {9, 9, 9, 9};
   float bs[2] = {7.0f, 7.0f};
-  CHECK(attnscore_quantize_f16_s8(0, 0, nullptr, 0, nullptr, 0, nullptr) == ATTNSCORE_OK);
-  CHECK(attnscore_quantize_f16_s8(1, 0, bad, 2, b8, 2, bs) == ATTNSCORE_ERR_ZERO_DIM);
-  CHECK(attnscore_quantize_f16_s8(1, 2, nullptr, 2, b8, 2, bs) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 2, nullptr, 2, bs) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 1, b8, 2, bs) == ATTNSCORE_ERR_BAD_LDQ);
-  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 2, b8, 1, bs) == ATTNSCORE_ERR_BAD_LDS);
-  CHECK(attnscore_quantize_f16_s8(2, 2, bad, SIZE_MAX / 2, b8, 2, bs) ==
+  CHECK(attnscore_quantize_s8(0, 0, ATTNSCORE_DTYPE_F16, nullptr, 0, nullptr, 0, nullptr) ==
+        ATTNSCORE_OK);
+  CHECK(attnscore_quantize_s8(1, 0, ATTNSCORE_DTYPE_F16, bad, 2, b8, 2, bs) ==
+        ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F16, nullptr, 2, b8, 2, bs) ==
+        ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F16, bad, 2, nullptr, 2, bs) ==
+        ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F16, bad, 1, b8, 2, bs) ==
+        ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F16, bad, 2, b8, 1, bs) ==
+        ATTNSCORE_ERR_BAD_LDS);
+  CHECK(attnscore_quantize_s8(2, 2, ATTNSCORE_DTYPE_F16, bad, SIZE_MAX / 2, b8, 2, bs) ==
         ATTNSCORE_ERR_SIZE_OVERFLOW);
-  CHECK(attnscore_quantize_f16_s8(1, 2, bad, 2, reinterpret_cast<std::int8_t *>(bs), 2, bs) ==
-        ATTNSCORE_ERR_OVERLAP);
-  CHECK(attnscore_quantize_f16_s8(2, 2, bad, 2, b8, 2, bs) == ATTNSCORE_ERR_NOT_FINITE);
-  CHECK(attnscore_quantize_f16_s8(1, 1, bad + 2, 1, b8, 1, bs) == ATTNSCORE_ERR_NOT_FINITE);
-  CHECK(attnscore_quantize_f16_s8(1, 1, bad + 3, 1, b8, 1, bs) == ATTNSCORE_ERR_NOT_FINITE);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F16, bad, 2,
+                              reinterpret_cast<std::int8_t *>(bs), 2, bs) == ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_quantize_s8(2, 2, ATTNSCORE_DTYPE_F16, bad, 2, b8, 2, bs) ==
+        ATTNSCORE_ERR_NOT_FINITE);
+  CHECK(attnscore_quantize_s8(1, 1, ATTNSCORE_DTYPE_F16, bad + 2, 1, b8, 1, bs) ==
+        ATTNSCORE_ERR_NOT_FINITE);
+  CHECK(attnscore_quantize_s8(1, 1, ATTNSCORE_DTYPE_F16, bad + 3, 1, b8, 1, bs) ==
+        ATTNSCORE_ERR_NOT_FINITE);
   CHECK((b8[0] == 9 && b8[1] == 9 && b8[2] == 9 && b8[3] == 9 && bs[0] == 7.0f));
   // C++: a shape mismatch first.
   attnscore::MatrixView<const attnscore::f16> hv(reinterpret_cast<const attnscore::f16 *>(h), 1, 2);
@@ -376,16 +385,32 @@ TEST_CASE("s8 quantization helpers: bad input, nothing written", "[api][s8][quan
   const float x[4] = {1.0f, 2.0f, std::numeric_limits<float>::infinity(), 4.0f};
   std::int8_t out[4] = {9, 9, 9, 9};
   float sc[2] = {7.0f, 7.0f};
-  CHECK(attnscore_quantize_s8(0, 0, nullptr, 0, nullptr, 0, nullptr) == ATTNSCORE_OK);
-  CHECK(attnscore_quantize_s8(1, 0, x, 2, out, 2, sc) == ATTNSCORE_ERR_ZERO_DIM);
-  CHECK(attnscore_quantize_s8(1, 2, nullptr, 2, out, 2, sc) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_quantize_s8(1, 2, x, 2, out, 2, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_quantize_s8(1, 2, x, 1, out, 2, sc) == ATTNSCORE_ERR_BAD_LDQ);
-  CHECK(attnscore_quantize_s8(1, 2, x, 2, out, 1, sc) == ATTNSCORE_ERR_BAD_LDS);
-  CHECK(attnscore_quantize_s8(2, 2, x, SIZE_MAX / 2, out, 2, sc) == ATTNSCORE_ERR_SIZE_OVERFLOW);
-  CHECK(attnscore_quantize_s8(1, 2, x, 2, reinterpret_cast<std::int8_t *>(sc), 2, sc) ==
-        ATTNSCORE_ERR_OVERLAP);
-  CHECK(attnscore_quantize_s8(2, 2, x, 2, out, 2, sc) == ATTNSCORE_ERR_NOT_FINITE);
+  CHECK(attnscore_quantize_s8(0, 0, ATTNSCORE_DTYPE_F32, nullptr, 0, nullptr, 0, nullptr) ==
+        ATTNSCORE_OK);
+  // A source dtype neither f32 nor f16: UNKNOWN_DTYPE first, whatever the rest.
+  for (const int dt : {int{ATTNSCORE_DTYPE_S8}, 3, 77, -1}) {
+    CAPTURE(dt);
+    const auto bad_dtype = static_cast<attnscore_dtype>(dt);
+    CHECK(attnscore_quantize_s8(1, 2, bad_dtype, x, 2, out, 2, sc) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+    CHECK(attnscore_quantize_s8(0, 0, bad_dtype, nullptr, 0, nullptr, 0, nullptr) ==
+          ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  }
+  CHECK(attnscore_quantize_s8(1, 0, ATTNSCORE_DTYPE_F32, x, 2, out, 2, sc) ==
+        ATTNSCORE_ERR_ZERO_DIM);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F32, nullptr, 2, out, 2, sc) ==
+        ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F32, x, 2, out, 2, nullptr) ==
+        ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F32, x, 1, out, 2, sc) ==
+        ATTNSCORE_ERR_BAD_LDQ);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F32, x, 2, out, 1, sc) ==
+        ATTNSCORE_ERR_BAD_LDS);
+  CHECK(attnscore_quantize_s8(2, 2, ATTNSCORE_DTYPE_F32, x, SIZE_MAX / 2, out, 2, sc) ==
+        ATTNSCORE_ERR_SIZE_OVERFLOW);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F32, x, 2, reinterpret_cast<std::int8_t *>(sc),
+                              2, sc) == ATTNSCORE_ERR_OVERLAP);
+  CHECK(attnscore_quantize_s8(2, 2, ATTNSCORE_DTYPE_F32, x, 2, out, 2, sc) ==
+        ATTNSCORE_ERR_NOT_FINITE);
   CHECK((out[0] == 9 && out[1] == 9 && out[2] == 9 && out[3] == 9 && sc[0] == 7.0f));
   float q[4] = {1.0f, 2.0f, 3.0f, 4.0f}, f[4];
   const float ch[2] = {0.5f, 4.0f};
@@ -412,7 +437,8 @@ TEST_CASE("s8 worked example: per-channel K cache through the folded Q", "[api][
   for (std::size_t t = 0; t < d; ++t) ch[t] = 0.01f * static_cast<float>(t + 1);
   REQUIRE(attnscore_fold_channel_scales(n_q, d, q.data(), d, ch.data(), qf.data(), d) ==
           ATTNSCORE_OK);
-  REQUIRE(attnscore_quantize_s8(n_q, d, qf.data(), d, q8.data(), d, qscale.data()) == ATTNSCORE_OK);
+  REQUIRE(attnscore_quantize_s8(n_q, d, ATTNSCORE_DTYPE_F32, qf.data(), d, q8.data(), d,
+                                qscale.data()) == ATTNSCORE_OK);
   const float one = 1.0f;
   std::vector<float> s(n_q * n_k);
   REQUIRE(attnscore_scores_s8(n_q, n_k, d, q8.data(), d, qscale.data(), n_q, k8.data(), d, &one, 1,
@@ -433,15 +459,53 @@ TEST_CASE("s8 README example, with numbers", "[api][s8][quantize]") {
   const float q[2] = {127.0f, -50.2f}, k[2] = {12.7f, 127.0f}, ties[3] = {127.0f, 62.5f, -63.5f};
   std::int8_t q8[2], k8[2], t8[3];
   float qs, ks, ts, s;
-  REQUIRE(attnscore_quantize_s8(1, 2, q, 2, q8, 2, &qs) == ATTNSCORE_OK);
-  REQUIRE(attnscore_quantize_s8(1, 2, k, 2, k8, 2, &ks) == ATTNSCORE_OK);
-  REQUIRE(attnscore_quantize_s8(1, 3, ties, 3, t8, 3, &ts) == ATTNSCORE_OK);
+  REQUIRE(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F32, q, 2, q8, 2, &qs) == ATTNSCORE_OK);
+  REQUIRE(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F32, k, 2, k8, 2, &ks) == ATTNSCORE_OK);
+  REQUIRE(attnscore_quantize_s8(1, 3, ATTNSCORE_DTYPE_F32, ties, 3, t8, 3, &ts) == ATTNSCORE_OK);
   CHECK((qs == 1.0f && q8[0] == 127 && q8[1] == -50));
   CHECK((ks == 1.0f && k8[0] == 13 && k8[1] == 127));
   CHECK((t8[1] == 62 && t8[2] == -64));
   REQUIRE(attnscore_scores_s8(1, 1, 2, q8, 2, &qs, 1, k8, 2, &ks, 1, &s, 1, 1.0f) == ATTNSCORE_OK);
   CHECK(s == -4699.0f);
 }
+
+namespace {
+
+// An int8 key cache of one KV head, over owned memory (at an odd address: any alignment works).
+struct S8Cache {
+  std::vector<unsigned char> mem;
+  attnscore_cache *cache = nullptr;
+  attnscore_status init(std::size_t capacity, std::size_t d, std::size_t at = 5) {
+    const attnscore_cache_shape sh{ATTNSCORE_CACHE_KEYS, ATTNSCORE_DTYPE_S8, 1, capacity, d};
+    mem.assign(attnscore_cache_bytes(&sh) + at, 0);
+    return attnscore_cache_init(mem.data() + at, mem.size() - at, &sh, &cache);
+  }
+};
+
+// n keys of row stride ldk with one scale per key, as an append source.
+attnscore_tensor s8_keys(const std::int8_t *k, std::size_t ldk, const float *scales) {
+  attnscore_tensor t;
+  std::memset(&t, 0, sizeof t);
+  t.data = k, t.dtype = ATTNSCORE_DTYPE_S8, t.row_stride = ldk;
+  t.scale = scales, t.scale_row_stride = 1;
+  return t;
+}
+
+// One head of attention on int8 Q (n_q rows, row stride ldq, scales q_scale[i * q_step]) from
+// the first n_k keys of `cache`, S of row stride lds: the removed 0.1.0 scores-from-cache call.
+attnscore_status s8_from_cache(std::size_t n_q, std::size_t n_k, std::size_t d,
+                               const std::int8_t *q, std::size_t ldq, const float *q_scale,
+                               std::size_t q_step, const attnscore_cache *cache, float *s,
+                               std::size_t lds, float scale) {
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_S8, 1, 1, n_q, n_k, d);
+  a.q.data = q, a.q.row_stride = ldq, a.q.scale = q_scale, a.q.scale_row_stride = q_step;
+  a.k_cache = cache;
+  a.s.data = s, a.s.row_stride = lds;
+  a.scale = scale;
+  return attnscore_attention(&a, nullptr);
+}
+
+}  // namespace
 
 TEST_CASE("s8 packed key cache: same bits as the raw call, at every level", "[api][s8][kcache]") {
   testing::CapGuard guard;
@@ -458,17 +522,14 @@ TEST_CASE("s8 packed key cache: same bits as the raw call, at every level", "[ap
       for (auto &x : k) x = static_cast<std::int8_t>(v(rng));
       std::vector<float> ks(n_k);
       for (float &x : ks) x = sd(rng);
-      std::vector<unsigned char> mem(attnscore_kcache_s8_bytes(n_k, d) + 5);
-      attnscore_kcache_s8 *cache = nullptr;
-      REQUIRE(attnscore_kcache_s8_init(mem.data() + 5, mem.size() - 5, n_k, d, &cache) ==
-              ATTNSCORE_OK);
+      S8Cache c;
+      REQUIRE(c.init(n_k, d) == ATTNSCORE_OK);
       for (std::size_t done = 0, step = 1; done < n_k; done += step, step = step * 3 % 7 + 1) {
         step = std::min(step, n_k - done);
-        REQUIRE(attnscore_kcache_s8_append(cache, step, &k[done * ldk], ldk, &ks[done]) ==
-                ATTNSCORE_OK);
+        const attnscore_tensor src = s8_keys(&k[done * ldk], ldk, &ks[done]);
+        REQUIRE(attnscore_cache_append(c.cache, step, &src) == ATTNSCORE_OK);
       }
-      REQUIRE(attnscore_kcache_s8_size(cache) == n_k);
-      REQUIRE(attnscore_kcache_s8_dim(cache) == d);
+      REQUIRE(attnscore_cache_size(c.cache) == n_k);
       for (std::size_t n_q : {1, 2, 3, 8, 17}) {
         std::vector<std::int8_t> q(n_q * d);
         for (auto &x : q) x = static_cast<std::int8_t>(v(rng));
@@ -477,8 +538,8 @@ TEST_CASE("s8 packed key cache: same bits as the raw call, at every level", "[ap
         std::vector<float> raw(n_q * n_k), cached(n_q * n_k + 3, kNaN);
         REQUIRE(attnscore_scores_s8(n_q, n_k, d, q.data(), d, qs.data(), n_q, k.data(), ldk,
                                     ks.data(), n_k, raw.data(), n_k, 0.0f) == ATTNSCORE_OK);
-        REQUIRE(attnscore_scores_s8_kcache(n_q, q.data(), d, qs.data(), n_q, cache, cached.data(),
-                                           n_k, 0.0f) == ATTNSCORE_OK);
+        REQUIRE(s8_from_cache(n_q, n_k, d, q.data(), d, qs.data(), 1, c.cache, cached.data(), n_k,
+                              0.0f) == ATTNSCORE_OK);
         CAPTURE(d, n_k, n_q);
         REQUIRE(std::memcmp(raw.data(), cached.data(), raw.size() * sizeof(float)) == 0);
         for (std::size_t i = raw.size(); i < cached.size(); ++i) REQUIRE(std::isnan(cached[i]));
@@ -488,38 +549,51 @@ TEST_CASE("s8 packed key cache: same bits as the raw call, at every level", "[ap
     }
   }
   // Errors: nothing appended, nothing written.
-  std::vector<unsigned char> mem(attnscore_kcache_s8_bytes(4, 8));
-  attnscore_kcache_s8 *c = nullptr;
-  CHECK(attnscore_kcache_s8_init(mem.data(), mem.size() - 1, 4, 8, &c) ==
+  S8Cache c;
+  const attnscore_cache_shape sh{ATTNSCORE_CACHE_KEYS, ATTNSCORE_DTYPE_S8, 1, 4, 8},
+      too_long{ATTNSCORE_CACHE_KEYS, ATTNSCORE_DTYPE_S8, 1, 4, ATTNSCORE_S8_MAX_D + 1};
+  std::vector<unsigned char> mem(attnscore_cache_bytes(&sh));
+  CHECK(attnscore_cache_bytes(&too_long) == 0);
+  CHECK(attnscore_cache_init(mem.data(), mem.size() - 1, &sh, &c.cache) ==
         ATTNSCORE_ERR_BUFFER_TOO_SMALL);
-  CHECK(attnscore_kcache_s8_init(mem.data(), mem.size(), 4, ATTNSCORE_S8_MAX_D + 1, &c) ==
+  CHECK(attnscore_cache_init(mem.data(), mem.size(), &too_long, &c.cache) ==
         ATTNSCORE_ERR_DIM_TOO_LARGE);
-  REQUIRE(attnscore_kcache_s8_init(mem.data(), mem.size(), 4, 8, &c) == ATTNSCORE_OK);
+  REQUIRE(attnscore_cache_init(mem.data(), mem.size(), &sh, &c.cache) == ATTNSCORE_OK);
   const std::int8_t k8[5 * 8] = {};
   const float ks5[5] = {1, 1, 1, 1, 1}, bad[2] = {1.0f, kNaN};
-  CHECK(attnscore_kcache_s8_append(c, 5, k8, 8, ks5) == ATTNSCORE_ERR_CACHE_FULL);
-  CHECK(attnscore_kcache_s8_append(c, 2, k8, 8, bad) == ATTNSCORE_ERR_BAD_QUANT_SCALE);
-  CHECK(attnscore_kcache_s8_append(c, 2, k8, 7, ks5) == ATTNSCORE_ERR_BAD_LDK);
-  CHECK(attnscore_kcache_s8_append(c, 2, k8, 8, nullptr) == ATTNSCORE_ERR_NULL_POINTER);
-  CHECK(attnscore_kcache_s8_size(c) == 0);
-  REQUIRE(attnscore_kcache_s8_append(c, 2, k8, 8, ks5) == ATTNSCORE_OK);
+  const attnscore_tensor five = s8_keys(k8, 8, ks5), nan_scale = s8_keys(k8, 8, bad),
+                         short_ld = s8_keys(k8, 7, ks5), no_scales = s8_keys(k8, 8, nullptr);
+  attnscore_tensor per_head = five;  // one scale for every key: not what a cache keeps
+  per_head.scale_row_stride = 0;
+  CHECK(attnscore_cache_append(c.cache, 5, &five) == ATTNSCORE_ERR_CACHE_FULL);
+  CHECK(attnscore_cache_append(c.cache, 2, &nan_scale) == ATTNSCORE_ERR_BAD_QUANT_SCALE);
+  CHECK(attnscore_cache_append(c.cache, 2, &short_ld) == ATTNSCORE_ERR_BAD_LDK);
+  CHECK(attnscore_cache_append(c.cache, 2, &no_scales) == ATTNSCORE_ERR_NULL_POINTER);
+  CHECK(attnscore_cache_append(c.cache, 2, &per_head) == ATTNSCORE_ERR_BAD_SCALE_COUNT);
+  CHECK(attnscore_cache_size(c.cache) == 0);
+  REQUIRE(attnscore_cache_append(c.cache, 2, &five) == ATTNSCORE_OK);
   float s[2] = {5.0f, 5.0f};
   const float one = 1.0f;
-  CHECK(attnscore_scores_s8_kcache(1, k8, 8, &one, 2, c, s, 2, 0.0f) ==
+  // Q's scales: a row stride of 2 is neither per row (1) nor one for the head (0).
+  CHECK(s8_from_cache(1, 2, 8, k8, 8, &one, 2, c.cache, s, 2, 0.0f) ==
         ATTNSCORE_ERR_BAD_SCALE_COUNT);
-  CHECK(attnscore_scores_s8_kcache(1, k8, 8, &one, 1, c, s, 1, 0.0f) == ATTNSCORE_ERR_BAD_LDS);
-  CHECK(attnscore_scores_s8_kcache(1, k8, 8, &one, 1,
-                                   reinterpret_cast<const attnscore_kcache_s8 *>(ks5), s, 2,
-                                   0.0f) == ATTNSCORE_ERR_BAD_CACHE);
+  CHECK(s8_from_cache(1, 2, 8, k8, 8, &one, 0, c.cache, s, 1, 0.0f) == ATTNSCORE_ERR_BAD_LDS);
+  CHECK(s8_from_cache(1, 2, 8, k8, 8, &one, 0, reinterpret_cast<const attnscore_cache *>(ks5), s, 2,
+                      0.0f) == ATTNSCORE_ERR_BAD_CACHE);
+  CHECK(s8_from_cache(1, 2, 8, k8, 8, &bad[1], 0, c.cache, s, 2, 0.0f) ==
+        ATTNSCORE_ERR_BAD_QUANT_SCALE);
+  CHECK(s8_from_cache(1, 3, 8, k8, 8, &one, 0, c.cache, s, 3, 0.0f) ==
+        ATTNSCORE_ERR_SHAPE_MISMATCH);  // 2 keys held
   // A real cache's address shifted by a byte: refused before its header is read (misaligned).
-  const auto *shifted =
-      reinterpret_cast<const attnscore_kcache_s8 *>(reinterpret_cast<const unsigned char *>(c) + 1);
-  CHECK(attnscore_scores_s8_kcache(1, k8, 8, &one, 1, shifted, s, 2, 0.0f) ==
-        ATTNSCORE_ERR_BAD_CACHE);
-  CHECK(attnscore_kcache_s8_dim(shifted) == 0);
+  const auto *shifted = reinterpret_cast<const attnscore_cache *>(
+      reinterpret_cast<const unsigned char *>(c.cache) + 1);
+  CHECK(s8_from_cache(1, 2, 8, k8, 8, &one, 0, shifted, s, 2, 0.0f) == ATTNSCORE_ERR_BAD_CACHE);
+  CHECK(attnscore_cache_size(shifted) == 0);
   CHECK((s[0] == 5.0f && s[1] == 5.0f));
-  REQUIRE(attnscore_kcache_s8_clear(c) == ATTNSCORE_OK);
-  CHECK(attnscore_kcache_s8_size(c) == 0);
+  REQUIRE(s8_from_cache(1, 2, 8, k8, 8, &one, 0, c.cache, s, 2, 0.0f) == ATTNSCORE_OK);
+  CHECK((s[0] == 0.0f && s[1] == 0.0f));
+  REQUIRE(attnscore_cache_truncate(c.cache, 0) == ATTNSCORE_OK);
+  CHECK(attnscore_cache_size(c.cache) == 0);
 }
 
 // Runs every task on the calling thread, in reverse order (any order must give the same bits).
@@ -527,7 +601,7 @@ void reverse_parallel_for(void *, attnscore_task_fn fn, void *task_ctx, std::siz
   for (std::size_t i = n; i-- > 0;) fn(task_ctx, i);
 }
 
-TEST_CASE("C++ int8 views, quantization, fold and key cache", "[api][s8]") {
+TEST_CASE("C++ int8 views, attention, quantization, fold and key cache", "[api][s8]") {
   using attnscore::MatrixView;
   using attnscore::QuantizedView;
   // q: 3 x 4 of 2 (one scale 0.5), k: 5 x 4 of -3 (scale j + 1 for key j), scale 1:
@@ -552,13 +626,37 @@ TEST_CASE("C++ int8 views, quantization, fold and key cache", "[api][s8]") {
   CHECK(attnscore::scores(Q, QuantizedView(K.m, ks, 4), MatrixView<float>(s2.data(), 3, 5)) ==
         ATTNSCORE_ERR_BAD_SCALE_COUNT);
   for (float x : s2) CHECK(x == 7.0f);
-  // Through a parallel-for: the same values.
+  // attention() on the same views (one head), through a parallel-for: the same values.
   const attnscore_parallel par{reverse_parallel_for, nullptr, 3};
-  REQUIRE(attnscore::scores(Q, K, MatrixView<float>(s2.data(), 3, 5), par, 1.0f) == ATTNSCORE_OK);
+  attnscore::AttentionOptions unit;
+  unit.scale = 1.0f;
+  REQUIRE(attnscore::attention(Q, K, MatrixView<float>(s2.data(), 3, 5), unit, par) ==
+          ATTNSCORE_OK);
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = 0; j < 5; ++j) CHECK(s2[i * 5 + j] == -12.0f * static_cast<float>(j + 1));
-  CHECK(attnscore::scores(Q, K, MatrixView<float>(s2.data(), 2, 5), par) ==
+  CHECK(attnscore::attention(Q, K, MatrixView<float>(s2.data(), 2, 5), unit, par) ==
         ATTNSCORE_ERR_SHAPE_MISMATCH);
+  // A scale count neither 1 nor the rows: the C call's BAD_SCALE_COUNT.
+  CHECK(attnscore::attention(Q, QuantizedView(K.m, ks, 4), MatrixView<float>(s2.data(), 3, 5),
+                             unit) == ATTNSCORE_ERR_BAD_SCALE_COUNT);
+  // Heads: two query heads (the second Q's rows doubled) on K as one KV head, f16 S.
+  std::vector<std::int8_t> q2(2 * 3 * 4, 2);
+  for (std::size_t x = 12; x < 24; ++x) q2[x] = 4;
+  const float qs2[2] = {0.5f, 0.25f};  // one scale per head: the same scores
+  const attnscore::QuantizedHeadsView Q2(
+      attnscore::HeadsView<const std::int8_t>(q2.data(), 2, 3, 4), qs2, 1, 0);
+  std::vector<float> s3(2 * 3 * 5, kNaN);
+  REQUIRE(attnscore::attention(Q2, K, attnscore::HeadsView<float>(s3.data(), 2, 3, 5), unit) ==
+          ATTNSCORE_OK);
+  for (std::size_t x = 0; x < s3.size(); ++x)
+    CHECK(s3[x] == -12.0f * static_cast<float>(x % 5 + 1));
+  if (attnscore_kernel_name(ATTNSCORE_DTYPE_F16) != nullptr) {
+    std::vector<attnscore::f16> s16(2 * 3 * 5, attnscore::f16{0});
+    REQUIRE(attnscore::attention(Q2, K, attnscore::HeadsView<attnscore::f16>(s16.data(), 2, 3, 5),
+                                 unit) == ATTNSCORE_OK);
+    for (std::size_t x = 0; x < s16.size(); ++x)
+      CHECK(s16[x].bits == testing::f16_nearest(-12.0 * static_cast<double>(x % 5 + 1)));
+  }
 
   // quantize: {254, -1, 0.5} has scale 2 and quantizes to {127, -0 (ties to even), 0};
   // {-12.7, 1} has scale 0.1 (12.7 / 127 rounded) and -127, 10.
@@ -585,30 +683,43 @@ TEST_CASE("C++ int8 views, quantization, fold and key cache", "[api][s8]") {
                                          MatrixView<float>(f, 2, 2)) == ATTNSCORE_OK);
   CHECK((f[0] == 0.5f && f[3] == 16.0f));
 
-  // The key cache: the same values as the raw call.
-  std::vector<unsigned char> mem(attnscore::KeyCacheS8::bytes(8, 4));
-  attnscore::KeyCacheS8 cache(mem.data(), mem.size(), 8, 4);
+  // The key cache (one KV head): the same values as the raw call.
+  using KeyCache8 = attnscore::KeyCache<std::int8_t>;
+  std::vector<unsigned char> mem(KeyCache8::bytes(1, 8, 4));
+  KeyCache8 cache(mem.data(), mem.size(), 1, 8, 4);
   REQUIRE(cache.status() == ATTNSCORE_OK);
   CHECK(cache.d() == 4);
-  CHECK(cache.append(MatrixView<const std::int8_t>(k.data(), 5, 3), ks) ==
+  CHECK(cache.append(QuantizedView(MatrixView<const std::int8_t>(k.data(), 5, 3), ks, 5)) ==
         ATTNSCORE_ERR_SHAPE_MISMATCH);
-  REQUIRE(cache.append(MatrixView<const std::int8_t>(k.data(), 2, 4), ks) == ATTNSCORE_OK);
-  REQUIRE(cache.append(MatrixView<const std::int8_t>(k.data() + 8, 3, 4), ks + 2) == ATTNSCORE_OK);
+  // One scale for all keys: a cache keeps one per key (the C call's BAD_SCALE_COUNT).
+  CHECK(cache.append(QuantizedView(MatrixView<const std::int8_t>(k.data(), 2, 4), ks, 1)) ==
+        ATTNSCORE_ERR_BAD_SCALE_COUNT);
+  REQUIRE(cache.append(QuantizedView(MatrixView<const std::int8_t>(k.data(), 2, 4), ks, 2)) ==
+          ATTNSCORE_OK);
+  REQUIRE(cache.append(QuantizedView(MatrixView<const std::int8_t>(k.data() + 8, 3, 4), ks + 2,
+                                     3)) == ATTNSCORE_OK);
   CHECK(cache.size() == 5);
   std::fill(s2.begin(), s2.end(), 0.0f);
-  CHECK(attnscore::scores(Q, cache, MatrixView<float>(s2.data(), 3, 4), 1.0f) ==
+  CHECK(attnscore::attention(Q, cache, MatrixView<float>(s2.data(), 3, 6), unit) ==
         ATTNSCORE_ERR_SHAPE_MISMATCH);
-  REQUIRE(attnscore::scores(Q, cache, MatrixView<float>(s2.data(), 3, 5), 1.0f) == ATTNSCORE_OK);
+  for (float x : s2) CHECK(x == 0.0f);
+  REQUIRE(attnscore::attention(Q, cache, MatrixView<float>(s2.data(), 3, 5), unit) == ATTNSCORE_OK);
   for (std::size_t i = 0; i < 3; ++i)
     for (std::size_t j = 0; j < 5; ++j) CHECK(s2[i * 5 + j] == -12.0f * static_cast<float>(j + 1));
+  // The first 4 keys only.
+  std::vector<float> s4(3 * 4, kNaN);
+  REQUIRE(attnscore::attention(Q, cache, MatrixView<float>(s4.data(), 3, 4), unit, par) ==
+          ATTNSCORE_OK);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 4; ++j) CHECK(s4[i * 4 + j] == -12.0f * static_cast<float>(j + 1));
   REQUIRE(cache.clear() == ATTNSCORE_OK);
   CHECK(cache.size() == 0);
   // A cache that failed to initialise reports why, from every call.
-  attnscore::KeyCacheS8 small(mem.data(), 1, 8, 4);
+  KeyCache8 small(mem.data(), 1, 1, 8, 4);
   CHECK(small.status() == ATTNSCORE_ERR_BUFFER_TOO_SMALL);
-  CHECK(small.append(MatrixView<const std::int8_t>(k.data(), 1, 4), ks) ==
+  CHECK(small.append(QuantizedView(MatrixView<const std::int8_t>(k.data(), 1, 4), ks, 1)) ==
         ATTNSCORE_ERR_BUFFER_TOO_SMALL);
-  CHECK(attnscore::scores(Q, small, MatrixView<float>(s2.data(), 3, 0)) ==
+  CHECK(attnscore::attention(Q, small, MatrixView<float>(s2.data(), 3, 0)) ==
         ATTNSCORE_ERR_BUFFER_TOO_SMALL);
 }
 
@@ -631,6 +742,21 @@ TEST_CASE("s8 in a build without the int8 path", "[api][s8]") {
         ATTNSCORE_ERR_UNKNOWN_DTYPE);
   CHECK(s == 5.0f);
   CHECK(attnscore_kernel_name(ATTNSCORE_DTYPE_S8) == nullptr);
+  // Attention on int8 Q and K, an int8 cache, the quantizer (from f32 and f16) and the fold.
+  attnscore_attention_desc a = attnscore_attention_dense(ATTNSCORE_DTYPE_S8, 1, 1, 1, 1, 2);
+  a.q.data = q, a.q.scale = &one, a.k.data = q, a.k.scale = &one, a.s.data = &s;
+  CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, ATTNSCORE_DTYPE_S8, 1, 4, 2};
+  CHECK(attnscore_cache_bytes(&shape) == 0);
+  std::int8_t out[2] = {9, 9};
+  float sc = 7.0f, f[2] = {1.0f, 2.0f};
+  const std::uint16_t h[2] = {0x3c00, 0x4000};
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F32, f, 2, out, 2, &sc) ==
+        ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_quantize_s8(1, 2, ATTNSCORE_DTYPE_F16, h, 2, out, 2, &sc) ==
+        ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK(attnscore_fold_channel_scales(1, 2, f, 2, f, f, 2) == ATTNSCORE_ERR_UNKNOWN_DTYPE);
+  CHECK((out[0] == 9 && out[1] == 9 && sc == 7.0f && s == 5.0f));
 }
 
 #endif

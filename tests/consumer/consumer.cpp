@@ -1,9 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
-// An installed attnscore used from C++17: views, a known case computed, an error, the version.
+// An installed attnscore used from C++17: views, a known case computed (scores, attention and a
+// key cache), an error, the version.
 #include <attnscore/attnscore.hpp>
 #include <cstdio>
 #include <cstring>
 #include <vector>
+
+namespace {
+
+const float expect[2][3] = {{0.5f, 5.0f, 6.0f}, {-0.5f, 1.0f, 0.5f}};
+
+bool check(const char *what, attnscore::Status st, const std::vector<float> &s) {
+  if (st != ATTNSCORE_OK) {
+    std::fprintf(stderr, "consumer (C++), %s: %s\n", what, attnscore::status_string(st));
+    return false;
+  }
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      if (s[i * 3 + j] != expect[i][j]) {
+        std::fprintf(stderr, "consumer (C++), %s: S[%d][%d] = %g, expected %g\n", what, i, j,
+                     s[i * 3 + j], expect[i][j]);
+        return false;
+      }
+  return true;
+}
+
+}  // namespace
 
 int main() {
   // Q is 2 x 4, K is 3 x 4 inside a buffer with a stride of 6 (as one head of a wider one);
@@ -12,22 +34,23 @@ int main() {
   const std::vector<float> k = {1, 0,  0, 0, 9, 9,  //
                                 1, 1,  1, 1, 9, 9,  //
                                 2, -1, 0, 3, 9, 9};
-  const float expect[2][3] = {{0.5f, 5.0f, 6.0f}, {-0.5f, 1.0f, 0.5f}};
   std::vector<float> s(2 * 3);
   attnscore::MatrixView<const float> Q(q.data(), 2, 4), K(k.data(), 3, 4, 6);
   attnscore::MatrixView<float> S(s.data(), 2, 3);
-  const attnscore::Status st = attnscore::scores(Q, K, S);
-  if (st != ATTNSCORE_OK) {
-    std::fprintf(stderr, "consumer (C++): %s\n", attnscore::status_string(st));
+  if (!check("scores", attnscore::scores(Q, K, S), s)) return 1;
+
+  // The same as one head of the attention call, and from a key cache in a caller's buffer.
+  s.assign(s.size(), 0.0f);
+  if (!check("attention", attnscore::attention(Q, K, S), s)) return 1;
+  std::vector<unsigned char> mem(attnscore::KeyCache<float>::bytes(1, 3, 4));
+  attnscore::KeyCache<float> cache(mem.data(), mem.size(), 1, 3, 4);
+  if (cache.status() != ATTNSCORE_OK || cache.append(K) != ATTNSCORE_OK || cache.size() != 3) {
+    std::fprintf(stderr, "consumer (C++): cannot fill the key cache\n");
     return 1;
   }
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 3; ++j)
-      if (s[i * 3 + j] != expect[i][j]) {
-        std::fprintf(stderr, "consumer (C++): S[%d][%d] = %g, expected %g\n", i, j, s[i * 3 + j],
-                     expect[i][j]);
-        return 1;
-      }
+  s.assign(s.size(), 0.0f);
+  if (!check("key cache", attnscore::attention(Q, cache, S), s)) return 1;
+
   // Shapes that disagree: their own status.
   if (attnscore::scores(Q, K, attnscore::MatrixView<float>(s.data(), 3, 2)) !=
       ATTNSCORE_ERR_SHAPE_MISMATCH) {

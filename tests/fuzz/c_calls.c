@@ -17,3 +17,13 @@ int fuzz_c_set_max_level(int level) { return (int)attnscore_set_max_level((attns
 const char *fuzz_c_status_string(int status) {
   return attnscore_status_string((attnscore_status)status);
 }
+
+int fuzz_c_convert(size_t n, int src_dtype, const void *src, int dst_dtype, void *dst) {
+  return (int)attnscore_convert(n, (attnscore_dtype)src_dtype, src, (attnscore_dtype)dst_dtype,
+                                dst);
+}
+
+int fuzz_c_quantize_s8(size_t n, size_t d, int src_dtype, const void *x, size_t ldx, int8_t *out,
+                       size_t ldo, float *scales) {
+  return (int)attnscore_quantize_s8(n, d, (attnscore_dtype)src_dtype, x, ldx, out, ldo, scales);
+}

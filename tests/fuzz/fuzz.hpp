@@ -32,6 +32,13 @@
 #define FUZZ_UNGUIDED
 #endif
 
+// The enum-taking calls as C callers make them (c_calls.c): any int as a dtype.
+extern "C" {
+int fuzz_c_convert(std::size_t n, int src_dtype, const void *src, int dst_dtype, void *dst);
+int fuzz_c_quantize_s8(std::size_t n, std::size_t d, int src_dtype, const void *x, std::size_t ldx,
+                       std::int8_t *out, std::size_t ldo, float *scales);
+}
+
 namespace fuzz {
 
 using testing::from_bits;
@@ -331,6 +338,45 @@ std::size_t decode_scale_count(Input &in, std::size_t n);
 float s8_scale_value(Input &in, unsigned mode);
 std::int8_t s8_value(Input &in, unsigned mode);
 FUZZ_UNGUIDED float flush(float x);
+
+// ---------------------------------------------------------------------------------------------
+// attnscore_attention (attention.cpp), shared with the parallel, cache and f16 sections.
+
+// Elements from the first to the last of a heads x rows x cols tensor; false on overflow.
+bool span3(std::size_t heads, std::size_t rows, std::size_t cols, std::size_t hs, std::size_t rs,
+           std::size_t *n);
+// Its extent as an address range.
+Extent extent3(const void *p, std::size_t heads, std::size_t rows, std::size_t cols, std::size_t hs,
+               std::size_t rs, std::size_t elem);
+
+// What the fuzzer knows of a cache it passes as K.
+struct CacheFacts {
+  bool valid;  // a handle init returned (else BAD_CACHE)
+  int dtype;
+  std::size_t heads, d, size;
+  const void *mem;  // the memory given to init
+  std::size_t bytes;
+};
+// The status from the check order (lib/src/api/attention.cpp `check`); with count_cache, S
+// meeting the cache's memory counts as OVERLAP (the cache uses only a part of that memory).
+attnscore_status predict_attention(const attnscore_attention_desc &a, const CacheFacts *c,
+                                   bool count_cache);
+
+// A parallel-for that runs the tasks on this thread in an order the input picks, counting calls.
+struct Hook {
+  unsigned order = 0;
+  std::size_t calls = 0, tasks = 0;
+};
+void run_tasks(void *pool_ctx, attnscore_task_fn fn, void *task_ctx, std::size_t n_tasks);
+
+// One attention case: Q and K's dtype or S's forced (-1: from the input), a parallel-for the
+// section makes the call through (nullptr: from the input; then `hook` is its context).
+struct AttnOpts {
+  int qk = -1, s = -1;
+  const attnscore_parallel *par = nullptr;
+  Hook *hook = nullptr;
+};
+int attention_case(Input &in, int cap, const AttnOpts &o);
 
 // ---------------------------------------------------------------------------------------------
 // The sections' calls, as fuzz_api.cpp's table lists them: each decodes the rest of the input

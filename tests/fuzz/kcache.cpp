@@ -13,11 +13,14 @@
 namespace fuzz {
 
 // ---------------------------------------------------------------------------------------------
-// The packed key cache: its size query, init in memory of exactly the bytes it declares (too few,
-// at any alignment), appends in up to three chunks (some bad, some from inside the cache's own
-// memory), its queries, a clear, and scores from it. Statuses follow the documented rules
-// (attnscore.h); nothing is written on error; scores equal the raw call on the keys appended,
-// at the level the cache was made under (the cap stays fixed for one input), bit for bit.
+// The KV cache (attnscore_cache_*) of one dtype per call-table row: its size query and init for
+// any shape (an unknown kind or dtype too), in memory of exactly the bytes it declares (too few,
+// at any alignment); appends of every head in up to three chunks from head-major, token-major or
+// padded tensors (some bad, some from inside the cache's own memory); its size, a truncate, and
+// attention scores from it (S inside the cache's memory too). Statuses follow the code's check
+// order (lib/src/core/kcache.cpp; attnscore_attention's for the scores); nothing is written on
+// error; scores equal the raw call on the keys appended, at the level the cache was made under
+// (the cap stays fixed for one input), bit for bit.
 
 namespace {
 
@@ -41,138 +44,6 @@ struct Block {
   }
 };
 
-// The three key caches, as fuzz_kcache drives them (scales: the int8 cache's, else unused).
-// The float caches differ only in their names and element type.
-#define FUZZ_FLOAT_CACHE(Name, dt, Elem, value_expr, built_expr)                                   \
-  struct Name {                                                                                    \
-    using T = Elem;                                                                                \
-    using H = attnscore_kcache_##dt;                                                               \
-    static constexpr const char *kName = #dt;                                                      \
-    static constexpr bool kScales = false;                                                         \
-    static constexpr std::size_t kMaxD = SIZE_MAX;                                                 \
-    static bool built() { return built_expr; }                                                     \
-    static T value(Input &in, unsigned mode, int exp) { return value_expr; }                       \
-    static std::size_t bytes(std::size_t c, std::size_t d) {                                       \
-      return attnscore_kcache_##dt##_bytes(c, d);                                                  \
-    }                                                                                              \
-    static attnscore_status init(void *m, std::size_t b, std::size_t c, std::size_t d, H **h) {    \
-      return attnscore_kcache_##dt##_init(m, b, c, d, h);                                          \
-    }                                                                                              \
-    static attnscore_status append(H *h, std::size_t n, const T *k, std::size_t ldk,               \
-                                   const float *) {                                                \
-      return attnscore_kcache_##dt##_append(h, n, k, ldk);                                         \
-    }                                                                                              \
-    static std::size_t size(const H *h) { return attnscore_kcache_##dt##_size(h); }                \
-    static std::size_t dim(const H *h) { return attnscore_kcache_##dt##_dim(h); }                  \
-    static attnscore_status clear(H *h) { return attnscore_kcache_##dt##_clear(h); }               \
-    static attnscore_status scores(std::size_t n_q, const T *q, std::size_t ldq, const float *,    \
-                                   std::size_t, const H *h, float *s, std::size_t lds, float sc) { \
-      return attnscore_scores_##dt##_kcache(n_q, q, ldq, h, s, lds, sc);                           \
-    }                                                                                              \
-    static attnscore_status raw(std::size_t n_q, std::size_t n_k, std::size_t d, const T *q,       \
-                                std::size_t ldq, const float *, std::size_t, const T *k,           \
-                                std::size_t ldk, const float *, float *s, std::size_t lds,         \
-                                float sc) {                                                        \
-      return attnscore_scores_##dt(n_q, n_k, d, q, ldq, k, ldk, s, lds, sc);                       \
-    }                                                                                              \
-  };
-FUZZ_FLOAT_CACHE(CacheF32, f32, float, F32::value(in, mode, exp), true)
-FUZZ_FLOAT_CACHE(CacheF16, f16, std::uint16_t, F16::value(in, mode, exp).bits, f16_built())
-#undef FUZZ_FLOAT_CACHE
-
-struct CacheS8 {
-  using T = std::int8_t;
-  using H = attnscore_kcache_s8;
-  static constexpr const char *kName = "s8";
-  static constexpr bool kScales = true;
-  static constexpr std::size_t kMaxD = ATTNSCORE_S8_MAX_D;
-  static bool built() { return s8_built(); }
-  static T value(Input &in, unsigned mode, int) { return s8_value(in, mode); }
-  static std::size_t bytes(std::size_t c, std::size_t d) { return attnscore_kcache_s8_bytes(c, d); }
-  static attnscore_status init(void *m, std::size_t b, std::size_t c, std::size_t d, H **h) {
-    return attnscore_kcache_s8_init(m, b, c, d, h);
-  }
-  static attnscore_status append(H *h, std::size_t n, const T *k, std::size_t ldk,
-                                 const float *ks) {
-    return attnscore_kcache_s8_append(h, n, k, ldk, ks);
-  }
-  static std::size_t size(const H *h) { return attnscore_kcache_s8_size(h); }
-  static std::size_t dim(const H *h) { return attnscore_kcache_s8_dim(h); }
-  static attnscore_status clear(H *h) { return attnscore_kcache_s8_clear(h); }
-  static attnscore_status scores(std::size_t n_q, const T *q, std::size_t ldq, const float *qs,
-                                 std::size_t qn, const H *h, float *s, std::size_t lds, float sc) {
-    return attnscore_scores_s8_kcache(n_q, q, ldq, qs, qn, h, s, lds, sc);
-  }
-  static attnscore_status raw(std::size_t n_q, std::size_t n_k, std::size_t d, const T *q,
-                              std::size_t ldq, const float *qs, std::size_t qn, const T *k,
-                              std::size_t ldk, const float *ks, float *s, std::size_t lds,
-                              float sc) {
-    return attnscore_scores_s8(n_q, n_k, d, q, ldq, qs, qn, k, ldk, ks, n_k, s, lds, sc);
-  }
-};
-
-// A matrix of rows x cols elements at stride ld in a block of exactly its extent (nullptr when
-// it does not fit the fuzzer's budget; calls with it must then fail before touching memory).
-template <class T>
-struct ElemMat {
-  std::size_t rows, cols, ld, span = 0;
-  std::unique_ptr<Block> mem;
-  T *at(std::size_t i, std::size_t t) const { return reinterpret_cast<T *>(mem->p) + i * ld + t; }
-};
-
-// values == nullptr: S, left with the fill bytes.
-template <class C, class T = typename C::T>
-ElemMat<T> make_mat(Input &in, Input *values, std::size_t rows, std::size_t cols) {
-  ElemMat<T> m{rows, cols, decode_stride(in, cols).value, 0, nullptr};
-  std::size_t n, elems;
-  const unsigned mode = in.u8();
-  const int exp = static_cast<std::int8_t>(in.u8()) * 5 / 4;
-  if (!span_elems(rows, cols, m.ld, &n) || n == 0 || n > kMaxElems ||
-      !checked_mul(rows, cols, &elems) || elems > kMaxElems)
-    return m;
-  m.span = n;
-  m.mem.reset(new Block(n * sizeof(T), 0xff));
-  for (std::size_t i = 0; i < rows && values != nullptr; ++i)
-    for (std::size_t t = 0; t < cols; ++t) *m.at(i, t) = C::value(*values, mode, exp);
-  return m;
-}
-
-attnscore_status predict_append(bool null_cache, bool foreign, std::size_t n, bool null_k,
-                                std::size_t ldk, std::size_t d, std::size_t room, bool k_extent) {
-  if (null_cache) return ATTNSCORE_ERR_NULL_POINTER;
-  if (foreign) return ATTNSCORE_ERR_BAD_CACHE;
-  if (n == 0) return ATTNSCORE_OK;
-  if (null_k) return ATTNSCORE_ERR_NULL_POINTER;
-  if (ldk < d) return ATTNSCORE_ERR_BAD_LDK;
-  if (n > room) return ATTNSCORE_ERR_CACHE_FULL;
-  if (!k_extent) return ATTNSCORE_ERR_SIZE_OVERFLOW;
-  return ATTNSCORE_OK;
-}
-
-// qs: the int8 cache's query scales (qn of them), nullptr (with qn 1) for the float caches.
-attnscore_status predict_kcache_scores(bool null_cache, bool foreign, std::size_t n_q,
-                                       std::size_t n_k, std::size_t d, const void *q,
-                                       std::size_t ldq, std::size_t elem, bool has_qs,
-                                       const float *qs, std::size_t qn, const float *s,
-                                       std::size_t lds, float scale) {
-  if (null_cache) return ATTNSCORE_ERR_NULL_POINTER;
-  if (foreign) return ATTNSCORE_ERR_BAD_CACHE;
-  if (n_q == 0 || n_k == 0) return ATTNSCORE_OK;
-  if (q == nullptr || s == nullptr || (has_qs && qs == nullptr)) return ATTNSCORE_ERR_NULL_POINTER;
-  if (ldq < d) return ATTNSCORE_ERR_BAD_LDQ;
-  if (lds < n_k) return ATTNSCORE_ERR_BAD_LDS;
-  if (has_qs && qn != 1 && qn != n_q) return ATTNSCORE_ERR_BAD_SCALE_COUNT;
-  if (scale_rejected(scale)) return ATTNSCORE_ERR_BAD_SCALE;
-  const Extent qe = extent(q, n_q, d, ldq, elem);
-  const Extent se = extent(s, n_q, n_k, lds, sizeof(float));
-  const Extent qse = has_qs ? extent(qs, 1, qn, qn, sizeof(float)) : Extent{true, 0, 0};
-  if (!qe.ok || !se.ok || !qse.ok) return ATTNSCORE_ERR_SIZE_OVERFLOW;
-  if (meets(se, qe) || (has_qs && meets(se, qse))) return ATTNSCORE_ERR_OVERLAP;
-  for (std::size_t i = 0; has_qs && i < qn; ++i)
-    if (scale_rejected(qs[i])) return ATTNSCORE_ERR_BAD_QUANT_SCALE;
-  return ATTNSCORE_OK;
-}
-
 // A T-aligned place in [lo, lo + n) for `need` bytes, picked by r; nullptr if none.
 template <class T>
 T *place_inside(unsigned char *lo, std::size_t n, std::size_t need, std::uint16_t r) {
@@ -182,33 +53,72 @@ T *place_inside(unsigned char *lo, std::size_t n, std::size_t need, std::uint16_
   return reinterpret_cast<T *>(lo + skip + (r % (n - skip - need + 1)) / a * a);
 }
 
-template <class C>
-int fuzz_kcache(Input &in, int) {
-  using T = typename C::T;
-  using H = typename C::H;
-  if (!C::built()) return -1;
-  g_call = "kcache";
-  char what[200];
+std::size_t elem_of(int dtype) { return dtype == ATTNSCORE_DTYPE_F32 ? 4 : dtype == 1 ? 2 : 1; }
+
+bool built(int dtype) {
+  return dtype == ATTNSCORE_DTYPE_F32 || (dtype == ATTNSCORE_DTYPE_F16 && f16_built()) ||
+         (dtype == ATTNSCORE_DTYPE_S8 && s8_built());
+}
+
+// One element of a dtype from the value stream, written at p.
+void put_value(int dtype, Input &values, unsigned mode, int exp, unsigned char *p) {
+  if (dtype == ATTNSCORE_DTYPE_F32) {
+    const float v = F32::value(values, mode, exp);
+    std::memcpy(p, &v, 4);
+  } else if (dtype == ATTNSCORE_DTYPE_F16) {
+    const std::uint16_t v = F16::value(values, mode, exp).bits;
+    std::memcpy(p, &v, 2);
+  } else {
+    const std::int8_t v = s8_value(values, mode);
+    std::memcpy(p, &v, 1);
+  }
+}
+
+int fuzz_cache(Input &in, int dtype) {
+  if (!built(dtype)) return -1;
+  const bool s8 = dtype == ATTNSCORE_DTYPE_S8;
+  const std::size_t elem = elem_of(dtype), max_d = s8 ? ATTNSCORE_S8_MAX_D : SIZE_MAX;
+  char what[240];
   Input values = in.stream();
   const std::size_t d = decode_d(in);
   std::size_t capacity = decode_rows(in, 69);
-  const std::uint8_t mem_mode = in.u8(), cache_mode = in.u8();
+  const std::uint8_t mem_mode = in.u8(), cache_mode = in.u8(), shape_mode = in.u8();
   if ((mem_mode & 0xc0) == 0xc0) capacity = in.u16() % 600;
+  std::size_t heads = 1 + shape_mode % 4;
+  if ((shape_mode & 0x30) == 0x30) heads = (shape_mode & 0x40) ? 0 : huge(in, in.u8());
+  // The shape's kind and dtype: the cache's, or (shape_mode >= 0xf0) an unknown kind or dtype.
+  attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, static_cast<attnscore_dtype>(dtype), heads,
+                              capacity, d};
+  bool bad_kind = false, bad_dtype = false;
+  if (shape_mode >= 0xf0) {
+    if (shape_mode & 1)
+      shape.kind = static_cast<attnscore_cache_kind>(1 + (shape_mode >> 1) % 4), bad_kind = true;
+    else
+      shape.dtype = static_cast<attnscore_dtype>(3 + (shape_mode >> 1) % 4), bad_dtype = true;
+  }
 
-  // The size query: 0 exactly when an argument is 0 or the size overflows.
-  std::snprintf(what, sizeof what, "attnscore_kcache_%s_bytes(%zu, %zu)", C::kName, capacity, d);
+  // The size query: 0 exactly for an unknown kind or dtype, a zero size, s8 past its d, or a
+  // size past size_t.
+  std::snprintf(what, sizeof what, "attnscore_cache_bytes(%s, heads %zu, capacity %zu, d %zu)",
+                bad_kind    ? "bad kind"
+                : bad_dtype ? "bad dtype"
+                            : "",
+                heads, capacity, d);
   g_call = what;
-  const std::size_t need = api(what, [&] { return C::bytes(capacity, d); });
+  const std::size_t need = api(what, [&] { return attnscore_cache_bytes(&shape); });
   std::size_t raw = 0;
-  const bool raw_fits = checked_mul(capacity, d, &raw) && checked_mul(raw, sizeof(T), &raw);
-  if (d == 0 || capacity == 0 || !raw_fits || d > C::kMaxD) {
+  const bool raw_fits = checked_mul(capacity, d, &raw) && checked_mul(raw, heads, &raw) &&
+                        checked_mul(raw, elem, &raw);
+  const bool zero = d == 0 || capacity == 0 || heads == 0;
+  if (bad_kind || bad_dtype || zero || !raw_fits || d > max_d) {
     if (need != 0) fail("returned %zu, expected 0", need);
   } else if (std::size_t pad, cap64;
              checked_add(capacity, 64, &cap64) && checked_mul(cap64, d + 16, &pad) &&
-             pad <= SIZE_MAX / 8 &&
-             need < raw) {  // (room for 64 padding keys, a header and per-key sums and scales)
+             checked_mul(pad, heads, &pad) && pad <= SIZE_MAX / 8 && need < raw) {
     fail("returned %zu, below the keys' %zu bytes", need, raw);
   }
+  if (api("attnscore_cache_bytes(NULL)", [] { return attnscore_cache_bytes(nullptr); }) != 0)
+    fail("attnscore_cache_bytes(NULL) is not 0");
 
   // Init in memory of exactly the declared bytes: what it asked for, a byte less, a little more,
   // or a few bytes; at an offset from an aligned start.
@@ -231,26 +141,33 @@ int fuzz_kcache(Input &in, int) {
   const std::size_t offset = cache_mode & 7;
   Block mem(offset + bytes, 0xa5);
   mem.snapshot();
-  const bool null_mem = (cache_mode & 0x38) == 0x38, null_out = (cache_mode & 0x38) == 0x30;
+  const bool null_mem = (cache_mode & 0x38) == 0x38, null_out = (cache_mode & 0x38) == 0x30,
+             null_shape = (cache_mode & 0x38) == 0x28 && (mem_mode & 0x30) == 0x30;
+  // The order (kcache.cpp): NULL_POINTER; an unknown kind (BAD_FLAGS); UNKNOWN_DTYPE; ZERO_DIM;
+  // DIM_TOO_LARGE; SIZE_OVERFLOW; BUFFER_TOO_SMALL.
   attnscore_status want = ATTNSCORE_OK;
-  if (null_mem || null_out)
+  if (null_mem || null_out || null_shape)
     want = ATTNSCORE_ERR_NULL_POINTER;
-  else if (d == 0 || capacity == 0)
+  else if (bad_kind)
+    want = ATTNSCORE_ERR_BAD_FLAGS;
+  else if (bad_dtype)
+    want = ATTNSCORE_ERR_UNKNOWN_DTYPE;
+  else if (zero)
     want = ATTNSCORE_ERR_ZERO_DIM;
-  else if (d > C::kMaxD)
+  else if (d > max_d)
     want = ATTNSCORE_ERR_DIM_TOO_LARGE;
   else if (need == 0)
     want = ATTNSCORE_ERR_SIZE_OVERFLOW;
   else if (bytes < need)
     want = ATTNSCORE_ERR_BUFFER_TOO_SMALL;
   std::snprintf(what, sizeof what,
-                "attnscore_kcache_%s_init(%zu bytes at +%zu, capacity %zu, d %zu)", C::kName, bytes,
-                offset, capacity, d);
+                "attnscore_cache_init(%zu bytes at +%zu, dtype %d, heads %zu, capacity %zu, d %zu)",
+                bytes, offset, dtype, heads, capacity, d);
   g_call = what;
-  H *cache = nullptr;
+  attnscore_cache *cache = nullptr;
   const attnscore_status st = api(what, [&] {
-    return C::init(null_mem ? nullptr : mem.p + offset, bytes, capacity, d,
-                   null_out ? nullptr : &cache);
+    return attnscore_cache_init(null_mem ? nullptr : mem.p + offset, bytes,
+                                null_shape ? nullptr : &shape, null_out ? nullptr : &cache);
   });
   if (st != want) fail("returned %d, expected %d", st, want);
   if (st != ATTNSCORE_OK) {
@@ -265,15 +182,16 @@ int fuzz_kcache(Input &in, int) {
   // cache's memory shifted by a few bytes) that no init made.
   const bool valid = st == ATTNSCORE_OK;
   Block foreign(256, (cache_mode & 0x40) ? 0x00 : 0xff);
-  H *handle = cache;
+  attnscore_cache *handle = cache;
   bool null_cache = !valid, alien = false;
   if (!valid || (cache_mode & 0x80)) {
     const std::uint8_t h = in.u8();
     if (valid && h % 4 == 0) {
-      handle = reinterpret_cast<H *>(reinterpret_cast<unsigned char *>(cache) + 1 + h / 4 % 15);
+      handle = reinterpret_cast<attnscore_cache *>(reinterpret_cast<unsigned char *>(cache) + 1 +
+                                                   h / 4 % 15);
       null_cache = false, alien = true;
     } else if (h % 4 != 3) {
-      handle = reinterpret_cast<H *>(foreign.p + h / 4 % 64);
+      handle = reinterpret_cast<attnscore_cache *>(foreign.p + h / 4 % 64);
       null_cache = false, alien = true;
     } else {
       handle = nullptr, null_cache = true;
@@ -281,61 +199,111 @@ int fuzz_kcache(Input &in, int) {
   }
   if (alien && valid && handle != cache &&
       reinterpret_cast<unsigned char *>(handle) + 64 > mem.p + offset + bytes)
-    handle = reinterpret_cast<H *>(foreign.p);  // stay inside the memory
+    handle = reinterpret_cast<attnscore_cache *>(foreign.p);  // stay inside the memory
   foreign.snapshot();
+  const bool usable = valid && !null_cache && !alien;
 
-  // Appends: each a K of n keys at its own stride, or from inside the cache's memory.
-  std::vector<T> keys;        // every key appended, d elements each
-  std::vector<float> kscale;  // and its scale (the int8 cache)
+  // Appends: n keys of every head from a tensor of its own layout, or from inside the cache's
+  // memory. keys[h]: every key appended to head h (d elements each), kscale[h] their scales.
+  std::vector<std::vector<unsigned char>> keys(usable ? heads : 0);
+  std::vector<std::vector<float>> kscale(usable ? heads : 0);
   std::size_t size = 0;
   const unsigned appends = in.u8() % 4;
-  for (unsigned a = 0; a < appends; ++a) {
-    std::size_t n = decode_rows(in, 69);
-    const std::uint8_t kmode = in.u8();
-    ElemMat<T> k = make_mat<C>(in, &values, n, d);
-    const bool null_k = kmode >= 0xf0;
-    // The int8 cache: one scale per key appended (NULL, or some bad ones, as kmode says).
-    const bool null_ks = C::kScales && kmode >= 0xe8 && kmode < 0xf0;
-    std::vector<float> ks(C::kScales && n <= kMaxElems ? n : 0);
+  for (unsigned ap = 0; ap < appends; ++ap) {
+    const std::size_t n = decode_rows(in, 69);
+    const std::uint8_t kmode = in.u8(), lmode = in.u8();
+    const unsigned vmode = in.u8();
+    const int exp = static_cast<std::int8_t>(in.u8()) * 5 / 4;
+    // The source's layout: head-major (rows of d plus a pad), token-major, or a stride picked.
+    const std::size_t h1 = usable ? heads : 1, pad = lmode % 3;
+    std::size_t rs = d + pad, hs = n * rs + pad;
+    if (lmode & 4) hs = d + pad, rs = h1 * (d + pad);  // token-major
+    if (lmode >= 0xf0) rs = decode_stride(in, d).value;
+    std::size_t span = 0;
+    std::size_t nd = 0;  // (a zero stride: n keys may share one row)
+    const bool fits = n != 0 && d != 0 && checked_mul(n, d, &nd) && nd <= kMaxElems &&
+                      span3(h1, n, d, hs, rs, &span) && span <= kMaxElems;
+    std::unique_ptr<Block> src(new Block((fits ? span : 1) * elem, 0xee));
+    for (std::size_t x = 0; fits && x < span; ++x)
+      put_value(dtype, values, vmode, exp, src->p + x * elem);
+    // s8: one scale per key of each head (bad ones as kmode says); a stride other than 1 is a
+    // bad count.
+    const std::size_t sh = n, sr = (kmode & 0x18) == 0x18 ? 2 : 1;
+    std::size_t sspan = 0;
+    const bool sfits = fits && span3(h1, n, 1, sh, sr, &sspan);
+    std::vector<float> ks(s8 && sfits ? sspan : 1, 1.0f);
     for (float &x : ks) x = s8_scale_value(values, (kmode & 0x60) == 0x60 ? values.v8() : 0);
-    const T *kp = null_k ? nullptr : k.mem ? k.at(0, 0) : reinterpret_cast<T *>(foreign.p);
-    const float *ksp = null_ks      ? nullptr
-                       : ks.empty() ? reinterpret_cast<float *>(foreign.p)
-                                    : ks.data();
-    T *in_cache = nullptr;  // K placed in the cache's own memory, holding its whole extent
-    if (valid && !alien && !null_k && kmode % 8 == 7 && k.mem != nullptr && n != 0)
-      in_cache = place_inside<T>(mem.p + offset, bytes, k.span * sizeof(T), in.u16());
+    attnscore_tensor t{src->p, static_cast<attnscore_dtype>(dtype), hs, rs, ks.data(), sh, sr};
+    const bool null_t = kmode == 0xff, null_k = kmode == 0xfe, null_ks = s8 && kmode == 0xfd,
+               mismatch = kmode == 0xfc;
+    if (null_k) t.data = nullptr;
+    if (null_ks) t.scale = nullptr;
+    if (mismatch) t.dtype = static_cast<attnscore_dtype>((dtype + 1) % 3);
+    // K placed in the cache's own memory, holding its whole extent.
+    unsigned char *in_cache = nullptr;
+    if (usable && !null_k && kmode % 8 == 7 && fits)
+      in_cache = place_inside<unsigned char>(mem.p + offset, bytes, span * elem, in.u16());
+    if (in_cache != nullptr) {
+      while (reinterpret_cast<std::uintptr_t>(in_cache) % elem != 0) ++in_cache;  // (room: see
+      if (in_cache + span * elem > mem.p + offset + bytes) in_cache = nullptr;    //  place_inside)
+    }
     const bool inside = in_cache != nullptr;
-    if (inside) kp = in_cache;
-    std::vector<T> rows;  // what the keys were before the call
-    if (kp != nullptr && (k.mem || inside) && n != 0)
+    if (inside) t.data = in_cache;
+    // What the keys are before the call, per head.
+    std::vector<std::vector<unsigned char>> rows(h1);
+    for (std::size_t h = 0; fits && t.data != nullptr && h < h1; ++h)
       for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t t = 0; t < d; ++t) {
-          T v;
-          std::memcpy(&v, kp + i * k.ld + t, sizeof v);
-          rows.push_back(v);
-        }
-    std::size_t room = capacity - size;
-    attnscore_status want_a =
-        predict_append(null_cache, alien, n, null_k || null_ks, k.ld, d, valid ? room : 0,
-                       kp == nullptr || extent(kp, n, d, k.ld, sizeof(T)).ok);
-    if (want_a == ATTNSCORE_OK && n != 0 && (!k.mem || (C::kScales && ks.empty()))) return -1;
-    for (std::size_t i = 0; want_a == ATTNSCORE_OK && i < ks.size() && n != 0; ++i)
-      if (scale_rejected(ks[i])) want_a = ATTNSCORE_ERR_BAD_QUANT_SCALE;
-    std::snprintf(what, sizeof what, "attnscore_kcache_%s_append(%zu keys, ldk %zu%s%s) at %zu",
-                  C::kName, n, k.ld,
-                  null_k    ? ", NULL"
+        rows[h].insert(rows[h].end(),
+                       static_cast<const unsigned char *>(t.data) + (h * hs + i * rs) * elem,
+                       static_cast<const unsigned char *>(t.data) + (h * hs + i * rs + d) * elem);
+    // The order (kcache.cpp): NULL cache; BAD_CACHE; the no-op; NULL tensor; DTYPE_MISMATCH;
+    // (s8) BAD_SCALE_COUNT; NULL keys or scales; BAD_LDK; CACHE_FULL; SIZE_OVERFLOW; OVERLAP;
+    // (s8) BAD_QUANT_SCALE.
+    attnscore_status want_a = ATTNSCORE_OK;
+    const Extent ek = extent3(t.data, h1, n, d, hs, rs, elem);
+    const Extent eks = s8 ? extent3(t.scale, h1, n, 1, sh, sr, 4) : Extent{true, 0, 0};
+    if (null_cache)
+      want_a = ATTNSCORE_ERR_NULL_POINTER;
+    else if (alien)
+      want_a = ATTNSCORE_ERR_BAD_CACHE;
+    else if (n == 0)
+      want_a = ATTNSCORE_OK;
+    else if (null_t)
+      want_a = ATTNSCORE_ERR_NULL_POINTER;
+    else if (mismatch)
+      want_a = ATTNSCORE_ERR_DTYPE_MISMATCH;
+    else if (s8 && sr != 1)
+      want_a = ATTNSCORE_ERR_BAD_SCALE_COUNT;
+    else if (null_k || null_ks)
+      want_a = ATTNSCORE_ERR_NULL_POINTER;
+    else if (rs < d)
+      want_a = ATTNSCORE_ERR_BAD_LDK;
+    else if (n > capacity - size)
+      want_a = ATTNSCORE_ERR_CACHE_FULL;
+    else if (!ek.ok || !eks.ok)
+      want_a = ATTNSCORE_ERR_SIZE_OVERFLOW;
+    if (want_a == ATTNSCORE_OK && n != 0 && !fits) return -1;  // valid, but too large here
+    for (std::size_t h = 0; s8 && want_a == ATTNSCORE_OK && n != 0 && h < h1; ++h)
+      for (std::size_t i = 0; i < n; ++i)
+        if (scale_rejected(ks[h * sh + i])) want_a = ATTNSCORE_ERR_BAD_QUANT_SCALE;
+    std::snprintf(what, sizeof what, "attnscore_cache_append(%zu keys, strides %zu,%zu%s%s) at %zu",
+                  n, hs, rs,
+                  null_t    ? ", NULL tensor"
+                  : null_k  ? ", NULL keys"
                   : null_ks ? ", NULL scales"
                             : "",
                   inside ? ", inside the cache" : "", size);
     g_call = what;
     mem.snapshot();
-    if (k.mem) k.mem->snapshot();
-    const attnscore_status got = api(what, [&] { return C::append(handle, n, kp, k.ld, ksp); });
-    if (k.mem) k.mem->expect_untouched("K after append");
+    src->snapshot();
+    const std::vector<float> ks0 = ks;
+    const attnscore_status got =
+        api(what, [&] { return attnscore_cache_append(handle, n, null_t ? nullptr : &t); });
+    src->expect_untouched("K after append");
     foreign.expect_untouched("foreign memory after append");
-    // K inside the cache's memory: the cache may refuse (it overlaps what the append writes)
-    // or take the keys (they lie in memory the append does not touch).
+    if (std::memcmp(ks.data(), ks0.data(), ks.size() * 4) != 0) fail("the scales changed");
+    // K inside the cache's memory: the cache may refuse (it overlaps the cache) or take the keys
+    // (they lie in memory the cache does not use).
     const bool may_overlap =
         inside && (want_a == ATTNSCORE_OK || want_a == ATTNSCORE_ERR_BAD_QUANT_SCALE);
     if (got != want_a && !(may_overlap && got == ATTNSCORE_ERR_OVERLAP))
@@ -344,123 +312,141 @@ int fuzz_kcache(Input &in, int) {
       mem.expect_untouched("append error or no-op");
       continue;
     }
-    keys.insert(keys.end(), rows.begin(), rows.end());
-    kscale.insert(kscale.end(), ks.begin(), ks.end());
-    size += n;
-    if (inside) {  // the keys must have been read before anything was written
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t t = 0; t < d; ++t) {
-          T v;
-          std::memcpy(&v, kp + i * k.ld + t, sizeof v);
-          if (std::memcmp(&v, &rows[i * d + t], sizeof v) != 0)
-            fail("the append wrote over its own keys (key %zu, t %zu)", i, t);
-        }
+    for (std::size_t h = 0; h < heads; ++h) {
+      keys[h].insert(keys[h].end(), rows[h].begin(), rows[h].end());
+      for (std::size_t i = 0; i < n; ++i) kscale[h].push_back(s8 ? ks[h * sh + i] : 1.0f);
     }
+    size += n;
+    if (inside)  // the keys must have been read before anything was written: compare below
+      for (std::size_t h = 0; h < heads; ++h)
+        for (std::size_t i = 0; i < n; ++i)
+          if (std::memcmp(in_cache + (h * hs + i * rs) * elem, &rows[h][i * d * elem], d * elem) !=
+              0)
+            fail("the append wrote over its own keys (head %zu, key %zu)", h, i);
   }
 
-  // Queries, and (sometimes) a clear.
-  g_call = "kcache queries";
-  const std::size_t want_size = null_cache || alien ? 0 : size;
-  const std::size_t want_dim = null_cache || alien ? 0 : d;
-  if (api("kcache size", [&] { return C::size(handle); }) != want_size)
+  // The size, and (sometimes) a truncate: to a size held, or past it (SHAPE_MISMATCH).
+  g_call = "attnscore_cache_size / attnscore_cache_truncate";
+  const std::size_t want_size = usable ? size : 0;
+  if (api("attnscore_cache_size", [&] { return attnscore_cache_size(handle); }) != want_size)
     fail("size is not %zu", want_size);
-  if (api("kcache dim", [&] { return C::dim(handle); }) != want_dim)
-    fail("dim is not %zu", want_dim);
-  const std::uint8_t clear = in.u8();
-  if (clear >= 0xe0) {
-    const attnscore_status want_c = null_cache ? ATTNSCORE_ERR_NULL_POINTER
-                                    : alien    ? ATTNSCORE_ERR_BAD_CACHE
-                                               : ATTNSCORE_OK;
-    if (api("kcache clear", [&] { return C::clear(handle); }) != want_c)
-      fail("clear did not return %d", want_c);
-    foreign.expect_untouched("foreign memory after clear");
-    if (want_c == ATTNSCORE_OK) size = 0, keys.clear(), kscale.clear();
+  const std::uint8_t trunc = in.u8();
+  if (trunc >= 0xc0) {
+    const std::size_t to = trunc >= 0xf8 ? size + 1 + trunc % 4
+                           : size == 0   ? 0
+                                         : trunc % (size + 1);
+    const attnscore_status want_t = null_cache  ? ATTNSCORE_ERR_NULL_POINTER
+                                    : alien     ? ATTNSCORE_ERR_BAD_CACHE
+                                    : to > size ? ATTNSCORE_ERR_SHAPE_MISMATCH
+                                                : ATTNSCORE_OK;
+    mem.snapshot();
+    const attnscore_status got_t =
+        api("attnscore_cache_truncate", [&] { return attnscore_cache_truncate(handle, to); });
+    if (got_t != want_t) fail("truncate to %zu returned %d, expected %d", to, got_t, want_t);
+    foreign.expect_untouched("foreign memory after truncate");
+    if (got_t != ATTNSCORE_OK) mem.expect_untouched("truncate error");
+    if (got_t == ATTNSCORE_OK) {
+      size = to;
+      for (std::size_t h = 0; h < heads; ++h) keys[h].resize(to * d * elem), kscale[h].resize(to);
+    }
+    if (api("attnscore_cache_size", [&] { return attnscore_cache_size(handle); }) !=
+        (usable ? size : 0))
+      fail("size after truncate is not %zu", usable ? size : std::size_t{0});
   }
 
-  // Scores from the cache.
-  std::size_t n_q = decode_rows(in, 19);
-  if (size != 0 && d != 0 && n_q < 20)
-    while (n_q * size * d > (std::size_t{1} << 16) && n_q > 1) n_q /= 2;
-  ElemMat<T> q = make_mat<C>(in, &values, n_q, d);
-  ElemMat<float> s = make_mat<C, float>(in, nullptr, n_q, size);
-  const std::uint8_t smode = in.u8();
-  // The int8 cache's query scales: 1 or n_q of them (or a wrong count), or NULL.
-  const std::size_t qn = C::kScales ? decode_scale_count(in, n_q) : 1;
-  const std::uint8_t qs_mode = C::kScales ? in.u8() : 0;
-  std::vector<float> qsv(qn <= kMaxElems ? qn : 1);
-  for (float &x : qsv) x = s8_scale_value(values, (qs_mode & 0xf0) == 0xf0 ? qs_mode : 0);
-  const float *qsp = C::kScales && qs_mode == 0xef ? nullptr : qsv.data();
-  const std::uint32_t scale_bits = decode_scale(in);
-  const float scale = from_bits(scale_bits);
-  const bool null_q = smode >= 0xf8 && (smode & 1), null_s = smode >= 0xf8 && (smode & 2);
-  // S inside the cache's memory (refused if it meets the header or the keys' panels).
-  float *sp = null_s ? nullptr : s.mem ? s.at(0, 0) : reinterpret_cast<float *>(foreign.p);
-  float *s_in_cache = nullptr;
-  if (valid && !alien && !null_s && smode % 8 == 6 && s.mem != nullptr && s.span != 0)
-    s_in_cache = place_inside<float>(mem.p + offset, bytes, s.span * sizeof(float), in.u16());
-  const bool s_inside = s_in_cache != nullptr;
-  if (s_inside) sp = s_in_cache;
-  const T *qp = null_q ? nullptr : q.mem ? q.at(0, 0) : reinterpret_cast<T *>(foreign.p);
-  // (Query scales beyond what was allocated are never reached: the count check comes first.)
-  want = predict_kcache_scores(null_cache, alien, n_q, size, d, qp, q.ld, sizeof(T), C::kScales,
-                               qsp, qn, sp, s.ld, scale);
+  // Scores from the cache: every head of it (heads_q = heads * g), n_k up to the keys held (or
+  // past them), S alone or inside the cache's memory.
+  const std::uint8_t qmode = in.u8(), smode = in.u8();
+  const std::size_t g = 1 + qmode % 3;
+  std::size_t n_q = 1 + in.u8() % 8, n_k = size;
+  if (smode % 8 == 5) n_k = size + 1;
+  if (smode % 8 == 4 && size > 1) n_k = size - 1;
+  const std::size_t hkv = usable ? heads : 1 + qmode / 4 % 2, hq = hkv * g;
+  if (hq > 64 || d > 4096) return 0;
+  while (n_q > 1 && hq * n_q * (n_k + 1) * (d + 1) > (std::size_t{1} << 16)) n_q /= 2;
+  if (hq * n_q * (n_k + 1) * (d + 1) > (std::size_t{1} << 18)) return 0;
+  std::vector<unsigned char> qb(hq * n_q * (d == 0 ? 1 : d) * elem);
+  for (std::size_t x = 0; x < qb.size() / elem; ++x)
+    put_value(dtype, values, qmode >> 4, 0, &qb[x * elem]);
+  std::vector<float> qs(hq * n_q);
+  for (float &x : qs) x = s8_scale_value(values, 0);
+  attnscore_attention_desc a =
+      attnscore_attention_dense(static_cast<attnscore_dtype>(dtype), hq, hkv, n_q, n_k, d);
+  a.q.data = qb.data(), a.q.scale = qs.data();
+  a.k_cache = handle;
+  a.scale = from_bits(decode_scale(in));
+  a.mask = smode >> 6, a.pos_offset = n_k - (n_k != 0), a.window = 1 + smode % 16;
+  if (smode & 8) a.flags = ATTNSCORE_ATTN_SOFTMAX;
+  const std::size_t ns = hq * n_q * n_k;
+  std::vector<float> sv(ns + 1, from_bits(kGuardBits));
+  float *sp = sv.data();
+  const bool s_inside = usable && smode % 8 == 6 && ns != 0;
+  if (s_inside) {
+    float *at = place_inside<float>(mem.p + offset, bytes, ns * sizeof(float), in.u16());
+    if (at == nullptr) return 0;
+    sp = at;
+  }
+  a.s.data = sp;
+  const CacheFacts facts{usable, dtype, heads, d, size, mem.p + offset, bytes};
+  const attnscore_status want_s = predict_attention(a, &facts, false);
+  const attnscore_status want_o = predict_attention(a, &facts, true);
   std::snprintf(what, sizeof what,
-                "attnscore_scores_%s_kcache(n_q %zu, ldq %zu, %zu keys of %zu, lds %zu, scale "
-                "%#x, %zu query scales%s)",
-                C::kName, n_q, q.ld, size, d, s.ld, scale_bits, qn,
+                "attnscore_attention from the cache: heads %zu/%zu, n_q %zu, n_k %zu of %zu, d "
+                "%zu, mask %u, flags %u%s",
+                hq, hkv, n_q, n_k, size, d, a.mask, a.flags,
                 s_inside ? ", S inside the cache" : "");
   g_call = what;
-  const bool works = want == ATTNSCORE_OK && n_q != 0 && size != 0;
-  if (works && (!q.mem || (!s.mem && !s_inside))) return -1;  // valid, but too large to allocate
   mem.snapshot();
-  if (q.mem) q.mem->snapshot();
-  if (s.mem) s.mem->snapshot();
-  const attnscore_status got =
-      api(what, [&] { return C::scores(n_q, qp, q.ld, qsp, qn, handle, sp, s.ld, scale); });
+  const std::vector<unsigned char> q0 = qb;
+  const std::vector<float> s0 = sv;
+  const attnscore_status got = api(what, [&] { return attnscore_attention(&a, nullptr); });
   foreign.expect_untouched("foreign memory after scores");
-  if (q.mem) q.mem->expect_untouched("Q after scores");
-  const bool may_overlap =
-      s_inside && (want == ATTNSCORE_OK || want == ATTNSCORE_ERR_BAD_QUANT_SCALE);
-  if (got != want && !(may_overlap && got == ATTNSCORE_ERR_OVERLAP))
-    fail("returned %d, expected %d", got, want);
-  if (!works || got != ATTNSCORE_OK) {
+  if (qb != q0) fail("Q changed");
+  if (got != want_s && !(got == ATTNSCORE_ERR_OVERLAP && want_o == ATTNSCORE_ERR_OVERLAP))
+    fail("returned %d, expected %d", got, want_s);
+  if (got != ATTNSCORE_OK || ns == 0) {
     mem.expect_untouched("scores error or no-op");
-    if (s.mem) s.mem->expect_untouched("S after an error");
+    if (std::memcmp(s0.data(), sv.data(), sv.size() * 4) != 0) fail("S written on an error");
     return 0;
   }
-  // The raw call on the same keys, at the same level: the same bits (a NaN need only be a NaN).
-  std::vector<float> ref(n_q * size), again(n_q * size);
-  const attnscore_status rs = api("the raw call", [&] {
-    return C::raw(n_q, size, d, q.at(0, 0), q.ld, qsp, qn, keys.data(), d, kscale.data(),
-                  ref.data(), size, scale);
-  });
+  if (!s_inside && to_bits(sv[ns]) != kGuardBits) fail("wrote past S");
+  // The raw call on the keys appended (dense head-major), at the same level: the same bits.
+  std::vector<unsigned char> kall;
+  std::vector<float> ksall;
+  for (std::size_t h = 0; h < heads; ++h) {
+    kall.insert(kall.end(), keys[h].begin(), keys[h].begin() + n_k * d * elem);
+    ksall.insert(ksall.end(), kscale[h].begin(), kscale[h].begin() + n_k);
+  }
+  std::vector<float> ref(ns, 0.0f), again(ns, 0.0f);
+  attnscore_attention_desc r = a;
+  r.k_cache = nullptr, r.k.data = kall.data(), r.k.scale = ksall.data(), r.s.data = ref.data();
+  const attnscore_status rs = api("the raw call", [&] { return attnscore_attention(&r, nullptr); });
   if (rs != ATTNSCORE_OK) fail("the raw call returned %d", rs);
-  auto expect_ref = [&](const float *out, std::size_t ld, const char *when) {
-    for (std::size_t i = 0; i < n_q; ++i)
-      for (std::size_t j = 0; j < size; ++j) {
-        float x;
-        std::memcpy(&x, out + i * ld + j, sizeof x);
-        const float y = ref[i * size + j];
-        if (to_bits(x) != to_bits(y) && !(std::isnan(x) && std::isnan(y)))
-          fail("%s: S[%zu][%zu] = %#x, the raw call %#x", when, i, j, to_bits(x), to_bits(y));
-      }
+  auto expect_ref = [&](const float *out, const char *when) {
+    for (std::size_t x = 0; x < ns; ++x) {
+      float v;
+      std::memcpy(&v, out + x, sizeof v);
+      if (to_bits(v) != to_bits(ref[x]) && !(std::isnan(v) && std::isnan(ref[x])))
+        fail("%s: S element %zu = %#x, the raw call %#x", when, x, to_bits(v), to_bits(ref[x]));
+    }
   };
-  expect_ref(sp, s.ld, "scores");
+  expect_ref(sp, "scores");
   // S written inside the cache's memory must have missed every key: a second call agrees.
   if (s_inside) {
-    const attnscore_status st2 = api("the second call", [&] {
-      return C::scores(n_q, qp, q.ld, qsp, qn, handle, again.data(), size, scale);
-    });
+    attnscore_attention_desc b = a;
+    b.s.data = again.data();
+    const attnscore_status st2 =
+        api("the second call", [&] { return attnscore_attention(&b, nullptr); });
     if (st2 != ATTNSCORE_OK) fail("the second call returned %d", st2);
-    expect_ref(again.data(), size, "second call, after S was written inside the cache");
+    expect_ref(again.data(), "second call, after S was written inside the cache");
   }
   return 0;
 }
 
 }  // namespace
 
-int fuzz_kcache_f32(Input &in, int cap) { return fuzz_kcache<CacheF32>(in, cap); }
-int fuzz_kcache_f16(Input &in, int cap) { return fuzz_kcache<CacheF16>(in, cap); }
-int fuzz_kcache_s8(Input &in, int cap) { return fuzz_kcache<CacheS8>(in, cap); }
+int fuzz_kcache_f32(Input &in, int) { return fuzz_cache(in, ATTNSCORE_DTYPE_F32); }
+int fuzz_kcache_f16(Input &in, int) { return fuzz_cache(in, ATTNSCORE_DTYPE_F16); }
+int fuzz_kcache_s8(Input &in, int) { return fuzz_cache(in, ATTNSCORE_DTYPE_S8); }
 
 }  // namespace fuzz

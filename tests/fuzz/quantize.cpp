@@ -12,7 +12,8 @@
 namespace fuzz {
 
 // ---------------------------------------------------------------------------------------------
-// attnscore_quantize_s8 and attnscore_fold_channel_scales: statuses from the documented rules,
+// attnscore_quantize_s8 (f32 or binary16 rows, or a dtype it does not take) and
+// attnscore_fold_channel_scales: statuses from the documented rules,
 // results against the documented formulas (the same bits at every level), inputs unchanged.
 
 namespace {
@@ -27,8 +28,13 @@ int fuzz_quantize(Input &in, int cap) {
   if (!s8_built()) return -1;
   const std::uint8_t which = in.u8();
   const bool fold = which & 1;
-  // attnscore_quantize_f16_s8: binary16 rows, the same bits as quantizing the converted rows.
+  // attnscore_quantize_s8 of binary16 rows: the same bits as quantizing the converted rows; or
+  // (which >= 0xf0) a src dtype it does not take (s8, or no dtype at all).
   const bool half = !fold && (which & 2) && f16_built();
+  const bool bad_dtype = !fold && which >= 0xf0;
+  const int src_dtype = bad_dtype ? ATTNSCORE_DTYPE_S8 + ((which >> 2) & 3)
+                        : half    ? ATTNSCORE_DTYPE_F16
+                                  : ATTNSCORE_DTYPE_F32;
   std::size_t n = decode_rows(in, 19), d = decode_d(in);
   if (n < 20 && d <= kMaxElems)
     while (n * d > (std::size_t{1} << 13)) n /= 2;
@@ -73,8 +79,11 @@ int fuzz_quantize(Input &in, int cap) {
   if (nulls == 0xfe) op_f = nullptr, op_q = nullptr;
   if (nulls == 0xfd) aux = nullptr;
   const std::size_t ldo_used = where == 3 && fold ? (nulls == 0xfc ? ldx + 1 : ldx) : ldo;
+  // The quantizer checks its src dtype first, before the no-op.
   attnscore_status want = ATTNSCORE_OK;
-  if (n != 0) {
+  if (bad_dtype) {
+    want = ATTNSCORE_ERR_UNKNOWN_DTYPE;
+  } else if (n != 0) {
     const void *out = fold ? static_cast<const void *>(op_f) : static_cast<const void *>(op_q);
     if (d == 0)
       want = ATTNSCORE_ERR_ZERO_DIM;
@@ -102,12 +111,12 @@ int fuzz_quantize(Input &in, int cap) {
         for (std::size_t t = 0; t < d; ++t)
           if (!std::isfinite(x[i * ldx + t])) want = ATTNSCORE_ERR_NOT_FINITE;
   }
-  const bool works = want == ATTNSCORE_OK && n != 0;
+  const bool works = want == ATTNSCORE_OK && n != 0 && !bad_dtype;
   if (works && !fits) return -1;
   char what[200];
   std::snprintf(what, sizeof what, "attnscore_%s cap %d: n %zu, d %zu, ld %zu/%zu, place %#x",
                 fold   ? "fold_channel_scales"
-                : half ? "quantize_f16_s8"
+                : half ? "quantize_s8 (f16)"
                        : "quantize_s8",
                 cap, n, d, ldx, ldo_used, place);
   g_call = what;
@@ -119,11 +128,11 @@ int fuzz_quantize(Input &in, int cap) {
                       [&] {
                         return attnscore_fold_channel_scales(n, d, xp, ldx, aux, op_f, ldo_used);
                       })
-           : half
-               ? api("attnscore_quantize_f16_s8",
-                     [&] { return attnscore_quantize_f16_s8(n, d, xhp, ldx, op_q, ldo_used, aux); })
-               : api("attnscore_quantize_s8",
-                     [&] { return attnscore_quantize_s8(n, d, xp, ldx, op_q, ldo_used, aux); });
+                : api("attnscore_quantize_s8", [&] {
+                    return static_cast<attnscore_status>(fuzz_c_quantize_s8(
+                        n, d, src_dtype, half ? static_cast<const void *>(xhp) : xp, ldx, op_q,
+                        ldo_used, aux));
+                  });
   };
   const attnscore_status got = call();
   if (got != want) fail("returned %d, expected %d", got, want);

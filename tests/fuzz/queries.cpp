@@ -103,7 +103,8 @@ int fuzz_queries(Input &in, int) {
     // f16 has kernels unless the build left it out (its calls then say so).
     const std::uint16_t one_h = 0x3c00;
     float one_f;
-    const bool f16_built = attnscore_f16_to_f32(1, &one_h, &one_f) != ATTNSCORE_ERR_UNKNOWN_DTYPE;
+    const bool f16_built = attnscore_convert(1, ATTNSCORE_DTYPE_F16, &one_h, ATTNSCORE_DTYPE_F32,
+                                             &one_f) != ATTNSCORE_ERR_UNKNOWN_DTYPE;
     const bool known = dtype == ATTNSCORE_DTYPE_F32 ||
                        (dtype == ATTNSCORE_DTYPE_F16 && f16_built) ||
                        (dtype == ATTNSCORE_DTYPE_S8 && s8_built());

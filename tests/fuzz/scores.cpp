@@ -137,7 +137,8 @@ double F16::bound(std::size_t d, double gauge, float scale) {
 bool f16_built() {
   std::uint16_t h = 0x3c00;
   float f;
-  return attnscore_f16_to_f32(1, &h, &f) != ATTNSCORE_ERR_UNKNOWN_DTYPE;
+  return attnscore_convert(1, ATTNSCORE_DTYPE_F16, &h, ATTNSCORE_DTYPE_F32, &f) !=
+         ATTNSCORE_ERR_UNKNOWN_DTYPE;
 }
 
 double gamma_n(std::size_t n) {

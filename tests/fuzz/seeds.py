@@ -113,41 +113,51 @@ def exp_byte(e):
     raise ValueError(e)
 
 
-def key_block(n, ldk=TIGHT, mode=INTS, exp=0, null=False, inside=None):
-    """One append (fuzz_kcache): n keys, their stride and values; null K, or K placed at byte
-    `inside` (about) of the cache's memory."""
-    kmode = 0xF0 if null else (7 if inside is not None else 0)
-    extra = struct.pack("<H", inside) if inside is not None else b""
-    return rows(n, 69) + bytes([kmode]) + ldk + bytes([mode, exp_byte(exp)]) + extra
+def key_block(n, ldk=None, mode=INTS, exp=0, null=False, inside=None, token_major=False,
+              pad=0, kmode=None):
+    """One append (fuzz_cache): n keys of every head, their layout (head-major rows of d + pad,
+    token-major, or the stride ldk) and values; null keys, or keys placed at byte `inside`
+    (about) of the cache's memory; kmode 0xff NULL tensor, 0xfd NULL scales, 0xfc another dtype,
+    0x18 bits a scale stride of 2, 0x60 bits scales of every class."""
+    if kmode is None:
+        kmode = 0xFE if null else (7 if inside is not None else 0)
+    lmode = pad % 3 | (4 if token_major else 0) | (0xF0 if ldk is not None else 0)
+    extra = ldk if ldk is not None else b""
+    extra += struct.pack("<H", inside) if inside is not None else b""
+    return rows(n, 69) + bytes([kmode, lmode, mode, exp_byte(exp)]) + extra
 
 
 def kcache(d, capacity, appends=(), cap=CAP_BEST, mem=0, offset=0, null_mem=False,
-           null_out=False, handle=None, big_capacity=None, clear=False, n_q=1, ldq=TIGHT,
-           q_mode=INTS, lds=TIGHT, s_null=(False, False), s_inside=None, scale=SC_DEFAULT,
-           call=KCACHE, q_scales=b""):
-    """The key cache (fuzz_kcache): bytes query and init (mem: 0 exact, 1 a byte short,
-    2 | extra << 2 a few more, 3 | n << 2 just n bytes), appends, queries, a clear, scores.
-    handle: None (the cache), or the byte that picks NULL (3), foreign memory (1, 2) or the cache
-    shifted by 1 + h / 4 % 15 bytes (h % 4 == 0); it is read whenever init fails. The int8 cache
-    (call KCACHE_S8) reads two more bytes after S's mode: q_scales, the count code and mode."""
+           null_out=False, handle=None, big_capacity=None, truncate=0, n_q=1, q_mode=0, g=1,
+           smode=0, s_inside=None, scale=SC_DEFAULT, call=KCACHE, heads=1, shape=0):
+    """The cache (fuzz_cache): bytes query and init (mem: 0 exact, 1 a byte short, 2 | extra << 2
+    a few more, 3 | n << 2 just n bytes) for `heads` heads (1 ... 4) or shape codes (0xf1 an
+    unknown kind, 0xf0 an unknown dtype, 0x70 zero heads); appends; the size and a truncate
+    (0xc0 + to: to % (size + 1); >= 0xf8 past the size); attention from the cache with g query
+    heads per KV head (smode: bit 3 softmax, bits 6-7 the mask, % 8 == 4 one key fewer, 5 one
+    more, 6 S inside the cache's memory). handle: None (the cache), or the byte that picks NULL
+    (3), foreign memory (1, 2) or the cache shifted by 1 + h / 4 % 15 bytes (h % 4 == 0); it is
+    read whenever init fails."""
     mem_mode = mem | (0xC0 if big_capacity is not None else 0)
     cache_mode = offset | (0x38 if null_mem else 0x30 if null_out else 0)
+    shape_mode = shape if shape else heads - 1
     huge_capacity = isinstance(capacity, bytes)
     init_fails = (null_mem or null_out or mem == 1 or (mem & 3) == 3 or d == bytes([0]) or
-                  capacity == 0 or huge_capacity)
+                  capacity == 0 or huge_capacity or shape >= 0x70)
     if handle is not None and not init_fails:
         cache_mode |= 0x80
     cap_bytes = capacity if huge_capacity else rows(capacity, 69)
-    out = bytes([call]) + cap + d + cap_bytes + bytes([mem_mode, cache_mode])
+    out = bytes([call]) + cap + d + cap_bytes + bytes([mem_mode, cache_mode, shape_mode])
     if big_capacity is not None:
         out += struct.pack("<H", big_capacity)
     if handle is not None or init_fails:
         out += bytes([handle if handle is not None else 3])
     out += bytes([len(appends)]) + b"".join(appends)
-    out += bytes([0xE0 if clear else 0])
-    smode = 0xF8 | s_null[0] | s_null[1] << 1 if any(s_null) else (6 if s_inside is not None else 0)
+    out += bytes([truncate])
+    if s_inside is not None:
+        smode = (smode & ~7) | 6
     sc = scale if isinstance(scale, bytes) else bytes([scale])
-    out += rows(n_q) + ldq + bytes([q_mode, 0]) + lds + bytes([0, 0, smode]) + q_scales + sc
+    out += bytes([q_mode << 4 | (g - 1), smode, n_q - 1]) + sc
     if s_inside is not None:
         out += struct.pack("<H", s_inside)
     return out
@@ -171,12 +181,18 @@ CAP_NONE, CAP_1_5, CAP_30, CAP_NEG, CAP_NAN, CAP_INF, CAP_DENORM, CAP_NEG0 = 0, 
 
 def attn(hq, hkv, n_q, n_k, d, lay=0, strides=(A_DEFAULT,) * 6, scale=SC_DEFAULT,
          softcap=CAP_NONE, mask=0, flags=0, p0=bytes([0]), w=bytes([0]), nul=0, place=0,
-         cap=CAP_BEST):
-    """An attention case (fuzz_attention): layout bits 0-1 Q, 2-3 K, 4-5 S (0 head-major,
-    1 padded, 2 token-major); p0 and w are codes (p0 % (n_k + 4), w % 9, or huge)."""
+         cap=CAP_BEST, dt=0, ksrc=0, scm=0, par=0, call=ATTENTION, head=b""):
+    """An attention case (attention_case): layout bits 0-1 Q, 2-3 K, 4-5 S (0 head-major,
+    1 padded, 2 token-major); p0 and w are codes (p0 % (n_k + 4), w % 9, or huge); flags bit 0
+    softmax, 0x70 f16 accumulation; dt % 3 Q and K's dtype (f32, f16, s8), bit 2 f16 S, 0xff no
+    dtype; ksrc % 4 == 3 K from a cache ((ksrc >> 2) % 8: 4 other heads, 5 other d, 6 a key
+    short, 7 a foreign handle), >= 0xf0 K of another dtype; scm bits 0-1 Q's scales, 2-3 K's
+    (0 per row, 1 per head, 2 per tensor, 3 a bad stride), >= 0xf0 a bad value; par % 4 == 1
+    through a hook (% 16 == 13 without parallel_for). head: the parallel section's bytes."""
     sc = scale if isinstance(scale, bytes) else bytes([scale])
-    return (bytes([ATTENTION]) + cap + bytes([hq, hkv, n_q, n_k, d, lay]) + b"".join(strides) +
-            sc + bytes([softcap, mask, flags]) + p0 + w + bytes([nul, place]))
+    return (bytes([call]) + cap + head + bytes([hq, hkv, n_q, n_k, d, lay]) +
+            b"".join(strides) + sc + bytes([softcap, mask, flags]) + p0 + w +
+            bytes([nul, place, dt, ksrc, scm, par]))
 
 
 def attention_seeds(s):
@@ -215,19 +231,38 @@ def attention_seeds(s):
     s["attn_err_size_overflow"] = attn(2, 2, 2, 3, 4, strides=(A_DEFAULT,) * 2 + (a_huge(2),) +
                                        (A_DEFAULT,) * 3)
     s["attn_err_overlap_s_in_q"] = attn(2, 1, 2, 3, 4, place=0xF3)
-    # The f16 forms (one more byte: 1 binary16 Q and K, 2 binary16 S).
-    for form, name in [(1, "f16_in"), (2, "f16_out")]:
-        f = bytes([form])
+    # Every dtype (dt % 3: f32, f16, s8; bit 2: f16 S), raw K or a cache, scales, par.
+    for dt, name in [(1, "f16"), (2, "s8"), (4, "f32_s16"), (5, "f16_s16"), (6, "s8_s16")]:
         s["attn_%s_ok_gqa_causal_softmax" % name] = attn(8, 2, 6, 17, 16, mask=1, flags=1,
-                                                         p0=b(11)) + f
+                                                         p0=b(11), dt=dt)
         s["attn_%s_ok_decode_window_softcap" % name] = attn(4, 1, 1, 33, 32, mask=2,
-                                                            softcap=CAP_1_5, p0=b(32), w=b(5)) + f
+                                                            softcap=CAP_1_5, p0=b(32), w=b(5),
+                                                            dt=dt)
         s["attn_%s_ok_padded_scores" % name] = attn(4, 2, 7, 21, 5, lay=pad, mask=3, p0=b(14),
-                                                    w=b(3)) + f
-        s["attn_%s_err_overlap" % name] = attn(2, 1, 2, 3, 4, place=0xF3) + f
-        s["attn_%s_err_null_k" % name] = attn(2, 1, 3, 3, 4, nul=0xFA) + f
+                                                    w=b(3), dt=dt)
+        s["attn_%s_ok_token_major" % name] = attn(8, 1, 1, 30, 24, lay=tok, mask=1, p0=b(29),
+                                                  dt=dt)
+        s["attn_%s_err_overlap" % name] = attn(2, 1, 2, 3, 4, place=0xF3, dt=dt)
+        s["attn_%s_err_null_k" % name] = attn(2, 1, 3, 3, 4, nul=0xFA, dt=dt)
         s["attn_%s_err_size_overflow" % name] = attn(2, 2, 2, 3, 4, strides=(A_DEFAULT,) * 2 +
-                                                     (a_huge(2),) + (A_DEFAULT,) * 3) + f
+                                                     (a_huge(2),) + (A_DEFAULT,) * 3, dt=dt)
+        for v, vname in [(0, "ok"), (4 << 2, "err_heads"), (5 << 2, "err_d"), (6 << 2, "err_short"),
+                         (7 << 2, "err_foreign")]:
+            s["attn_%s_cache_%s" % (name, vname)] = attn(6, 3, 5, 19, 12, mask=1, flags=1,
+                                                         p0=b(18), dt=dt, ksrc=3 | v | 0x40)
+        s["attn_%s_par" % name] = attn(4, 2, 9, 33, 16, dt=dt, par=0x31)
+        s["attn_%s_par_no_fn" % name] = attn(4, 2, 3, 5, 8, dt=dt, par=0x0D)
+        s["attn_%s_err_dtype_mismatch" % name] = attn(2, 1, 2, 3, 4, dt=dt, ksrc=0xF0)
+        s["attn_%s_err_cache_dtype_mismatch" % name] = attn(2, 1, 2, 3, 4, dt=dt, ksrc=0xF3)
+    s["attn_err_unknown_dtype"] = attn(2, 1, 2, 3, 4, dt=0xFF)
+    s["attn_err_f16_accumulate_on_f32"] = attn(2, 1, 2, 3, 4, flags=0x70)
+    s["attn_f16_accumulate"] = attn(4, 2, 5, 20, 32, flags=0x71, dt=1)
+    s["attn_f16_accumulate_cache"] = attn(4, 2, 5, 20, 32, flags=0x70, dt=1, ksrc=3)
+    for scm, name in [(0x00, "rows"), (0x05, "heads"), (0x0A, "tensor"), (0x03, "bad_q_count"),
+                      (0x0C, "bad_k_count"), (0xF0, "bad_q_value"), (0xF3, "bad_k_value")]:
+        s["attn_s8_scales_" + name] = attn(4, 2, 5, 11, 9, dt=2, scm=scm)
+    s["attn_s8_err_null_q_scale"] = attn(2, 1, 2, 3, 4, dt=2, nul=0xF1)
+    s["attn_s8_err_null_k_scale"] = attn(2, 1, 2, 3, 4, dt=2, nul=0xF2)
 
 
 # int8 (fuzz_s8): scale counts (decode_scale_count) and value modes.
@@ -279,7 +314,9 @@ def s8_seeds(s):
     s["s8_err_quant_scale_specials"] = s8(r(3), r(3), d(4), kn=CNT_N, ks_mode=QS_SPECIALS)
     # Converters: mode bit 0 f16 -> f32, bits 1-2 == 3 flushing; place 0xff/0xfe NULL, 0xe_ one
     # buffer (destination at 4 * (place % 16) bytes).
-    conv = lambda mode, place, n, extra=b"": bytes([CONVERT]) + CAP_BEST + bytes([mode, place, n]) + extra
+    conv = lambda mode, place, n, extra=b"", pair=0: (bytes([CONVERT]) + CAP_BEST +
+                                                      bytes([mode, place, n]) + extra +
+                                                      bytes([pair]))
     s["conv_f16_to_f32"] = conv(1, 0, 79)
     s["conv_f32_to_f16"] = conv(0, 0, 77)
     s["conv_f32_to_f16_flush"] = conv(6, 0, 33)
@@ -288,24 +325,21 @@ def s8_seeds(s):
     s["conv_err_overlap"] = conv(0, 0xE1, 9)
     s["conv_ok_touching"] = conv(1, 0xE0, 8)
     s["conv_err_size"] = conv(0xF9, 0, 0, bytes([0]))
-    # f16 output: n_q, n_k, d, strides, scale, modes, nulls, place (>= 0xe0: S in Q's buffer).
-    # flags: < 0x80 none (odd: through the _ex call), 0x80 f16 accumulation, >= 0xf8 unknown.
-    out16 = lambda n_q, n_k, dd, strides=(TIGHT,) * 3, scale=SC_DEFAULT, modes=(0, 0), nul=0, place=0, flush=False, flags=0: (
-        bytes([F16_OUT]) + CAP_BEST + n_q + n_k + dd + b"".join(strides) + bytes([scale]) +
-        bytes([modes[0], modes[1], nul, place, 3 if flush else 0, flags]))
-    s["f16out_ok"] = out16(r(3), r(5), d(7))
-    s["f16out_ok_overflow_raw"] = out16(r(7), rows(40, 69), d(19), strides=(PAD1, PAD3, PAD7),
-                                        modes=(3, 1))
-    s["f16out_ok_flush"] = out16(r(4), r(4), d(9), modes=(1, 1), flush=True)
-    s["f16out_err_overlap"] = out16(r(3), r(3), d(4), place=0xE1)
-    s["f16out_err_null_s"] = out16(r(3), r(3), d(4), nul=0xFD)
-    s["f16out_err_bad_lds"] = out16(r(3), r(3), d(4), strides=(TIGHT, TIGHT, SHORT))
-    s["f16out_ok_ex_no_flags"] = out16(r(5), r(9), d(17), flags=1)
-    s["f16out_ok_f16_accumulation"] = out16(r(9), rows(40, 69), d(70), modes=(1, 1), flags=0x80)
-    s["f16out_ok_f16_accumulation_overflow"] = out16(r(2), r(3), d(33), modes=(2, 2), flags=0x81)
-    s["f16out_err_bad_flags"] = out16(r(3), r(3), d(4), flags=0xF9)
-    s["f16out_err_bad_lds_before_flags"] = out16(r(3), r(3), d(4), strides=(TIGHT, TIGHT, SHORT),
-                                                 flags=0xFA)
+    # Unsupported pairs (pair >= 0xe0: src pair % 4, dst (pair >> 2) % 4), even with n 0.
+    s["conv_f16_to_f32_by_pair"] = conv(0, 0, 9, pair=0xE1)
+    s["conv_err_f32_to_s8"] = conv(0, 0, 9, pair=0xE8)
+    s["conv_err_same_dtype"] = conv(0, 0, 9, pair=0xE5)
+    s["conv_err_no_dtype_n0"] = conv(0, 0, 0, pair=0xEF)
+    # f16 Q, K and S through attnscore_attention (an attention case, dtypes forced).
+    out16 = lambda **k: attn(call=F16_OUT, **k)
+    s["f16out_ok"] = out16(hq=1, hkv=1, n_q=3, n_k=5, d=7)
+    s["f16out_ok_gqa_softmax"] = out16(hq=4, hkv=2, n_q=7, n_k=39, d=19, flags=1)
+    s["f16out_err_overlap"] = out16(hq=2, hkv=1, n_q=3, n_k=3, d=4, place=0xF1)
+    s["f16out_err_null_s"] = out16(hq=2, hkv=1, n_q=3, n_k=3, d=4, nul=0xFC)
+    s["f16out_ok_f16_accumulation"] = out16(hq=2, hkv=1, n_q=9, n_k=39, d=32, flags=0x70)
+    s["f16out_ok_f16_accumulation_cache"] = out16(hq=2, hkv=1, n_q=9, n_k=39, d=32, flags=0x70,
+                                                  ksrc=3)
+    s["f16out_err_bad_flags"] = out16(hq=1, hkv=1, n_q=3, n_k=3, d=4, flags=0xF9)
     # Quantize (which 0) and fold (which 1): n, d, strides, mode, nulls, place, exponent.
     qz = lambda which, n, dd, strides=(TIGHT, TIGHT), mode=INTS, nul=0, place=0, e=0, flush=False: (
         bytes([QUANTIZE]) + CAP_BEST + bytes([which]) + n + dd + b"".join(strides) +
@@ -320,23 +354,28 @@ def s8_seeds(s):
     s["quant_f16_ok"] = qz(2, r(5), d(33), mode=3)
     s["quant_f16_ok_padded_subnormals"] = qz(2, r(7), d(9), strides=(PAD3, PAD1), mode=1, e=-20)
     s["quant_f16_err_not_finite"] = qz(2, r(4), d(8), mode=2)
+    s["quant_err_s8_src"] = qz(0xF0, r(4), d(8))
+    s["quant_err_no_dtype_n0"] = qz(0xF4, r(0), d(8))
     s["quant_f16_err_bad_ldx"] = qz(2, r(4), d(8), strides=(SHORT, TIGHT))
     s["fold_ok"] = qz(1, r(6), d(20), mode=MANTISSAS)
     s["fold_ok_in_place"] = qz(1, r(3), d(8), place=0x03)
     s["fold_err_in_place_other_ld"] = qz(1, r(3), d(8), place=0x03, nul=0xFC)
     s["fold_err_bad_ldo"] = qz(1, r(3), d(8), strides=(TIGHT, SHORT))
-    # Parallel calls (0 f32, 1 f16, 2 s8, 3 f32 key cache, 4 attention): pmode's high nibble
-    # the task order, low nibble 15 NULL parallel_for, 14 NULL par; threads.
-    par = lambda which, order, threads, n_q, n_k, dd, pm=0, extra=b"": (
-        bytes([PARALLEL]) + CAP_BEST + bytes([which, order << 4 | pm, threads, n_q, n_k, dd - 1, 0,
-                                              1, 2, 0, 0, 0]) + extra)
-    for which, name in enumerate(["f32", "f16", "s8", "kcache", "attention"]):
-        extra = bytes([1, 3, 0, 1, 1, 4, 3]) if which == 4 else b""
-        s["par_%s_two" % name] = par(which, 1, 2, 9, 45, 17, extra=extra)
-        s["par_%s_many" % name] = par(which, 3, 8, 19, 69, 33, extra=extra)
-        s["par_%s_null_hook" % name] = par(which, 0, 2, 3, 5, 4, pm=15, extra=extra)
-    s["par_f32_null_par"] = par(0, 2, 3, 4, 30, 8, pm=14)
-
+    # Parallel calls: pmode's high nibble the task order, low nibble 15 NULL parallel_for, 14
+    # the case's own choice; threads; then an attention case of any dtype, S and K source.
+    par = lambda order, threads, pm=0, **k: attn(call=PARALLEL,
+                                                 head=bytes([order << 4 | pm, threads]), **k)
+    for dt, name in [(0, "f32"), (1, "f16"), (2, "s8"), (4, "f32_s16"), (6, "s8_s16")]:
+        for ksrc, kname in [(0, ""), (3, "_cache")]:
+            s["par_%s%s_two" % (name, kname)] = par(1, 2, hq=4, hkv=2, n_q=9, n_k=35, d=17,
+                                                   dt=dt, ksrc=ksrc)
+            s["par_%s%s_many" % (name, kname)] = par(3, 8, hq=8, hkv=2, n_q=19, n_k=39, d=8,
+                                                    mask=1, flags=1, p0=bytes([30]), dt=dt,
+                                                    ksrc=ksrc)
+            s["par_%s%s_null_hook" % (name, kname)] = par(0, 2, pm=15, hq=2, hkv=1, n_q=3,
+                                                         n_k=5, d=4, dt=dt, ksrc=ksrc)
+    s["par_f32_null_par"] = par(2, 3, pm=14, hq=2, hkv=1, n_q=4, n_k=30, d=8)
+    s["par_err_before_hook"] = par(1, 2, hq=2, hkv=1, n_q=4, n_k=30, d=8, scale=SC_NAN)
 
 def seeds():
     s = {}
@@ -441,80 +480,62 @@ def seeds():
     s["f16_err_overlap"] = scores(F16C, r(4), r(4), d(8), lay=layout("q", S_ON_LAST))
     s["f16_err_cpp_mismatch"] = scores(F16CPP, r(3), r(4), d(5), mis=0xC0 | 1)
     s["f16_err_scale_nan"] = scores(F16C, r(2), r(2), d(2), scale=SC_NAN)
-    # The key cache: decode and prefill from it, every init, append and scores status.
-    kb = key_block
-    s["kc_decode"] = kcache(d(8), 20, (kb(5), kb(7)))
-    s["kc_prefill_tails"] = kcache(d(33), 40, (kb(13, PAD3), kb(1), kb(20, PAD7, MANTISSAS)),
-                                   n_q=9, ldq=PAD1, lds=PAD17, q_mode=MANTISSAS)
-    s["kc_misaligned_mem"] = kcache(d(17), 9, (kb(9, mode=SPECIALS),), mem=2 | 5 << 2, offset=3,
-                                    n_q=3)
-    s["kc_long_d"] = kcache(d(300), 6, (kb(6, mode=MANTISSAS),), n_q=2, q_mode=MANTISSAS)
-    s["kc_big_capacity"] = kcache(d(64), 1, (kb(33), kb(40)), big_capacity=500, n_q=4)
-    s["kc_scale_raw"] = kcache(d(12), 8, (kb(8),), n_q=5, scale=scale_bits(-0.3))
-    for i in range(5):
-        s["kc_cap_family_%d" % i] = kcache(d(20), 30, (kb(17), kb(13)), cap=cap_family(i), n_q=7)
-    s["kc_err_zero_dim"] = kcache(d(0), 5, (kb(3),))
-    s["kc_err_zero_capacity"] = kcache(d(5), 0, (kb(3),))
-    s["kc_err_capacity_overflow"] = kcache(d(4), huge(0), (kb(2),))
-    s["kc_err_capacity_huge"] = kcache(d(64), huge(4), (kb(2),))
-    s["kc_err_mem_short"] = kcache(d(8), 10, (kb(3),), mem=1)
-    s["kc_err_mem_tiny"] = kcache(d(8), 10, (kb(3),), mem=3 | 9 << 2)
-    s["kc_err_null_mem"] = kcache(d(8), 10, (kb(3),), null_mem=True)
-    s["kc_err_null_out"] = kcache(d(8), 10, (kb(3),), null_out=True)
-    s["kc_err_full"] = kcache(d(6), 5, (kb(3), kb(3), kb(2)), n_q=2)
-    s["kc_err_bad_ldk"] = kcache(d(6), 5, (kb(3, SHORT), kb(2)))
-    s["kc_err_null_k"] = kcache(d(6), 5, (kb(3, null=True), kb(2)))
-    s["kc_err_ldk_overflow"] = kcache(d(6), 5, (kb(3, stride_huge(0)),))
-    s["kc_k_inside_cache"] = kcache(d(4), 40, (kb(2), kb(3, inside=0), kb(3, inside=900)), n_q=2)
-    s["kc_err_foreign_zeros"] = kcache(d(8), 10, (kb(3),), handle=1)
-    s["kc_err_foreign_ones"] = kcache(d(8), 10, (kb(3),), handle=2)
-    s["kc_err_shifted"] = kcache(d(8), 10, (kb(3),), handle=28)
-    s["kc_err_null_cache"] = kcache(d(8), 10, (kb(3),), handle=3)
-    s["kc_clear_then_noop"] = kcache(d(8), 10, (kb(3),), clear=True, n_q=2)
-    s["kc_s_inside_cache"] = kcache(d(4), 40, (kb(7),), n_q=2, s_inside=0)
-    s["kc_s_inside_cache_panels"] = kcache(d(4), 60, (kb(32, mode=MANTISSAS),), n_q=1, s_inside=300)
-    s["kc_s_inside_cache_tail"] = kcache(d(4), 60, (kb(3),), n_q=1, s_inside=1100)
-    s["kc_err_null_q"] = kcache(d(8), 10, (kb(3),), s_null=(True, False))
-    s["kc_err_null_s"] = kcache(d(8), 10, (kb(3),), s_null=(False, True))
-    s["kc_err_bad_ldq"] = kcache(d(8), 10, (kb(3),), ldq=SHORT)
-    s["kc_err_bad_lds"] = kcache(d(8), 10, (kb(3),), lds=SHORT)
-    s["kc_err_scale_nan"] = kcache(d(8), 10, (kb(3),), scale=SC_NAN)
-    s["kc_err_scale_denorm"] = kcache(d(8), 10, (kb(3),), scale=SC_DENORM_MIN)
-    s["kc_err_ldq_overflow"] = kcache(d(8), 10, (kb(3),), n_q=3, ldq=stride_huge(0))
-
-
     attention_seeds(s)
     s8_seeds(s)
-    # The f16 and int8 key caches (int8: q_scales = count code, mode; keys' kmode 0xe8: NULL
-    # scales, 0x60 bits: scales from every class).
-    for call, name, qsc in [(KCACHE_F16, "kc16", b""), (KCACHE_S8, "kc8", bytes([CNT_N, 0]))]:
-        kc = lambda *a, **k: kcache(*a, call=call, q_scales=qsc, **k)
+    # The cache of each dtype: decode and prefill, multi-head, token-major appends, truncate,
+    # every init, append and scores status.
+    kb = key_block
+    for call, name in [(KCACHE, "kc"), (KCACHE_F16, "kc16"), (KCACHE_S8, "kc8")]:
+        kc = lambda *a, **k: kcache(*a, call=call, **k)
         s[name + "_decode"] = kc(d(8), 20, (kb(5), kb(7)))
-        s[name + "_prefill_tails"] = kc(d(33), 40, (kb(13, PAD3), kb(1), kb(20, PAD7)), n_q=9,
-                                        ldq=PAD1, lds=PAD17)
+        s[name + "_multihead_gqa"] = kc(d(16), 30, (kb(9), kb(1)), heads=4, g=3, n_q=4,
+                                        smode=0x48)
+        s[name + "_token_major"] = kc(d(12), 30, (kb(7, token_major=True), kb(3, pad=2)),
+                                      heads=3, n_q=2)
+        s[name + "_prefill_tails"] = kc(d(33), 40, (kb(13, pad=1), kb(1), kb(20, pad=2)), n_q=8,
+                                        heads=2)
         s[name + "_long_d"] = kc(d(600), 6, (kb(6),), n_q=2)
+        s[name + "_big_capacity"] = kc(d(64), 1, (kb(33), kb(40)), big_capacity=500, n_q=4)
         s[name + "_misaligned_mem"] = kc(d(17), 9, (kb(9),), mem=2 | 5 << 2, offset=3, n_q=3)
         for i in range(5):
             s[name + "_cap_family_%d" % i] = kc(d(20), 30, (kb(17), kb(13)), cap=cap_family(i),
-                                                n_q=7)
+                                                n_q=7, heads=2)
         s[name + "_k_inside_cache"] = kc(d(4), 40, (kb(2), kb(3, inside=0), kb(3, inside=900)),
                                          n_q=2)
         s[name + "_s_inside_cache"] = kc(d(4), 40, (kb(7),), n_q=2, s_inside=0)
-        # K on the header alone: a cache that took it would change its own keys (the size).
-        s[name + "_err_k_on_header"] = kc(d(4), 40, (kb(2), kb(6 if call == KCACHE_F16 else 16,
-                                                             inside=0)), n_q=1)
-        s[name + "_err_full"] = kc(d(6), 5, (kb(3), kb(3), kb(2)), n_q=2)
+        s[name + "_s_inside_cache_tail"] = kc(d(4), 60, (kb(3),), n_q=1, s_inside=1100)
+        s[name + "_truncate"] = kc(d(8), 20, (kb(5), kb(7)), truncate=0xC0 + 7, heads=2, n_q=3)
+        s[name + "_truncate_empty"] = kc(d(8), 20, (kb(5),), truncate=0xC0 + 6, heads=2)
+        s[name + "_err_truncate_past"] = kc(d(8), 20, (kb(5),), truncate=0xF9, heads=2)
+        s[name + "_err_scores_past_size"] = kc(d(8), 20, (kb(5),), smode=5, n_q=2)
+        s[name + "_scores_fewer_keys"] = kc(d(8), 20, (kb(5),), smode=4 | 0x40, n_q=2)
+        s[name + "_err_bad_kind"] = kc(d(8), 10, (kb(3),), shape=0xF1)
+        s[name + "_err_bad_dtype"] = kc(d(8), 10, (kb(3),), shape=0xF0)
+        s[name + "_err_zero_heads"] = kc(d(8), 10, (kb(3),), shape=0x70)
+        s[name + "_err_zero_dim"] = kc(d(0), 5, (kb(3),))
+        s[name + "_err_zero_capacity"] = kc(d(5), 0, (kb(3),))
+        s[name + "_err_capacity_overflow"] = kc(d(4), huge(0), (kb(2),))
         s[name + "_err_mem_short"] = kc(d(8), 10, (kb(3),), mem=1)
+        s[name + "_err_mem_tiny"] = kc(d(8), 10, (kb(3),), mem=3 | 9 << 2)
+        s[name + "_err_null_mem"] = kc(d(8), 10, (kb(3),), null_mem=True)
+        s[name + "_err_null_out"] = kc(d(8), 10, (kb(3),), null_out=True)
+        s[name + "_err_full"] = kc(d(6), 5, (kb(3), kb(3), kb(2)), n_q=2)
+        s[name + "_err_bad_ldk"] = kc(d(6), 5, (kb(3, ldk=SHORT), kb(2)))
+        s[name + "_err_ldk_overflow"] = kc(d(6), 5, (kb(3, ldk=stride_huge(0)),))
+        s[name + "_err_null_k"] = kc(d(6), 5, (kb(3, null=True), kb(2)))
+        s[name + "_err_null_tensor"] = kc(d(6), 5, (kb(3, kmode=0xFF), kb(2)))
+        s[name + "_err_dtype_mismatch"] = kc(d(6), 5, (kb(3, kmode=0xFC), kb(2)))
+        s[name + "_err_foreign_zeros"] = kc(d(8), 10, (kb(3),), handle=1)
+        s[name + "_err_foreign_ones"] = kc(d(8), 10, (kb(3),), handle=2)
         s[name + "_err_shifted"] = kc(d(8), 10, (kb(3),), handle=28)
-        s[name + "_err_null_s"] = kc(d(8), 10, (kb(3),), s_null=(False, True))
-        s[name + "_clear_then_noop"] = kc(d(8), 10, (kb(3),), clear=True, n_q=2)
-    s8kc = lambda *a, **k: kcache(*a, call=KCACHE_S8, **k)
-    s["kc8_err_null_key_scales"] = s8kc(d(8), 10, (rows(3, 69) + bytes([0xE8]) + TIGHT + bytes([0, 0]),), q_scales=bytes([0, 0]))
-    s["kc8_err_bad_key_scales"] = s8kc(d(8), 10, (rows(9, 69) + bytes([0x60]) + TIGHT + bytes([0, 0]),), q_scales=bytes([0, 0]))
-    s["kc8_err_null_q_scales"] = s8kc(d(8), 10, (kb(3),), n_q=2, q_scales=bytes([0, 0xEF]))
-    s["kc8_err_q_scale_count"] = s8kc(d(8), 10, (kb(3),), n_q=2, q_scales=bytes([CNT_N_PLUS_1, 0]))
-    s["kc8_err_q_scales_bad"] = s8kc(d(8), 10, (kb(3),), n_q=4, q_scales=bytes([CNT_N, QS_RAW]))
-    s["kc8_err_dim_too_large"] = s8kc(huge(12), 2, (kb(1),), q_scales=bytes([0, 0]))
+        s[name + "_err_null_cache"] = kc(d(8), 10, (kb(3),), handle=3)
+        s[name + "_err_scale_nan"] = kc(d(8), 10, (kb(3),), scale=SC_NAN)
+        # K on the header alone: a cache that took it would change its own keys (the size).
+        s[name + "_err_k_on_header"] = kc(d(4), 40, (kb(2), kb(16, inside=0)), n_q=1)
+    s["kc8_err_null_key_scales"] = kcache(d(8), 10, (kb(3, kmode=0xFD),), call=KCACHE_S8)
+    s["kc8_err_bad_key_scales"] = kcache(d(8), 10, (kb(9, kmode=0x60),), call=KCACHE_S8)
+    s["kc8_err_scale_count"] = kcache(d(8), 10, (kb(4, kmode=0x18),), call=KCACHE_S8)
+    s["kc8_err_dim_too_large"] = kcache(huge(12), 2, (kb(1),), call=KCACHE_S8)
     return s
 
 

@@ -16,38 +16,47 @@ extern "C" {
  * is the one reference for the statuses and the order in which each call checks them (below the
  * enum); on any status but ATTNSCORE_OK nothing is written. */
 typedef enum attnscore_status {
-  ATTNSCORE_OK = 0, /**< success, including the no-op n_q == 0 or n_k == 0 (whatever the rest) */
-  /** q, k or s (or another pointer the call needs) is NULL, with n_q, n_k and d non-zero */
+  ATTNSCORE_OK = 0, /**< success, including a call's no-op case (see the check order) */
+  /** a pointer the call needs is NULL: an input, an output or an out-parameter, the descriptor,
+   * a tensor's data or (s8) scales, a cache handle, or a par whose parallel_for is NULL */
   ATTNSCORE_ERR_NULL_POINTER = 1,
-  ATTNSCORE_ERR_ZERO_DIM = 2, /**< d == 0 (with n_q and n_k non-zero) */
-  ATTNSCORE_ERR_BAD_LDQ = 3,  /**< ldq < d */
-  ATTNSCORE_ERR_BAD_LDK = 4,  /**< ldk < d */
-  ATTNSCORE_ERR_BAD_LDS = 5,  /**< lds < n_k */
+  ATTNSCORE_ERR_ZERO_DIM = 2, /**< d == 0 (a cache shape: heads, capacity or d 0) */
+  ATTNSCORE_ERR_BAD_LDQ = 3,  /**< ldq < d (Q's row_stride; a quantizer's ldx) */
+  ATTNSCORE_ERR_BAD_LDK = 4,  /**< ldk < d (K's or an appended tensor's row_stride) */
+  ATTNSCORE_ERR_BAD_LDS = 5,  /**< lds < n_k (S's row_stride; quantize and fold: ldo < d) */
   /** scale is NaN, +-Inf or subnormal (FTZ/DAZ and armv7 NEON would flush it to 0; +-0 selects
    * the default) */
   ATTNSCORE_ERR_BAD_SCALE = 6,
   /** a matrix's extent in bytes does not fit in size_t (32 bits on armv7) or would end past the
    * top of the address space */
   ATTNSCORE_ERR_SIZE_OVERFLOW = 7,
-  ATTNSCORE_ERR_OVERLAP = 8, /**< the memory S spans meets the memory Q or K spans (touching is
-                                  fine; Q and K may overlap each other) */
+  /** the memory a call writes (S; the out and scales of convert, quantize_s8 and the fold; the
+   * cache appended to) meets memory it reads (Q, K, a key cache, s8 scales, keys appended,
+   * channel_scale) or another output's; touching is fine, inputs may overlap each other */
+  ATTNSCORE_ERR_OVERLAP = 8,
   /** attnscore_set_max_level with a level this build's CPU family lacks;
    * attnscore_level_from_name with a name that is no level at all */
   ATTNSCORE_ERR_UNKNOWN_LEVEL = 9,
-  ATTNSCORE_ERR_SHAPE_MISMATCH = 10, /**< C++ views whose shapes disagree */
-  /** a call of a dtype this build leaves out (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF) */
+  /** shapes disagree: C++ views; attention on a cache of other heads or d, or n_k above the
+   * tokens it holds; attnscore_cache_truncate above the tokens held */
+  ATTNSCORE_ERR_SHAPE_MISMATCH = 10,
+  /** a dtype value that is none, that the call does not take, or that this build leaves out
+   * (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF) */
   ATTNSCORE_ERR_UNKNOWN_DTYPE = 11,
-  ATTNSCORE_ERR_BUFFER_TOO_SMALL =
-      12,                        /**< key cache memory smaller than attnscore_kcache_*_bytes */
-  ATTNSCORE_ERR_CACHE_FULL = 13, /**< appending past the key cache's capacity */
-  /** not a key cache made by attnscore_kcache_*_init: a misaligned pointer, or memory without the
+  ATTNSCORE_ERR_BUFFER_TOO_SMALL = 12, /**< cache memory smaller than attnscore_cache_bytes */
+  ATTNSCORE_ERR_CACHE_FULL = 13,       /**< appending past the cache's capacity */
+  /** not a cache made by attnscore_cache_init: a misaligned pointer, or memory without the
    * cache's header (a marker, not a proof: copied or freed cache memory is the caller's error) */
   ATTNSCORE_ERR_BAD_CACHE = 14,
-  ATTNSCORE_ERR_BAD_SCALE_COUNT = 15, /**< s8: a scale count neither 1 nor n_q (n_k) */
+  /** s8: attnscore_scores_s8 with q_scale_count neither 1 nor n_q or k_scale_count neither 1
+   * nor n_k; attnscore_attention with Q's or raw K's scale_row_stride above 1;
+   * attnscore_cache_append to an s8 cache with src's scale_row_stride not 1 */
+  ATTNSCORE_ERR_BAD_SCALE_COUNT = 15,
   ATTNSCORE_ERR_BAD_QUANT_SCALE = 16, /**< s8: a q/k scale value NaN, infinite or subnormal */
   ATTNSCORE_ERR_DIM_TOO_LARGE = 17,   /**< s8: d > ATTNSCORE_S8_MAX_D (int32 sums could overflow) */
   ATTNSCORE_ERR_NOT_FINITE = 18,      /**< quantization input holds a NaN or an infinity */
-  ATTNSCORE_ERR_HEADS_MISMATCH = 19,  /**< heads_kv is 0 or does not divide heads_q */
+  /** heads_kv is 0 or does not divide heads_q (with a k_cache, heads_kv 0 is SHAPE_MISMATCH) */
+  ATTNSCORE_ERR_HEADS_MISMATCH = 19,
   /** attention: the heads (or rows) of Q, K or S overlap each other (a stride too small for the
    * layout) */
   ATTNSCORE_ERR_BAD_HEAD_STRIDE = 20,
@@ -55,59 +64,79 @@ typedef enum attnscore_status {
   ATTNSCORE_ERR_BAD_SOFTCAP = 22, /**< softcap negative, NaN, infinite or subnormal (0: off) */
   /** attention, under a mask: pos_offset + n_q - 1 does not fit in size_t */
   ATTNSCORE_ERR_POSITION_OVERFLOW = 23,
-  /** unknown bits in the attention descriptor's mask or flags, or in the options of
-   * attnscore_scores_f16_ex / attnscore_scores_f16_to_f16_ex */
+  /** unknown bits in the attention descriptor's mask or flags, ATTNSCORE_ATTN_F16_ACCUMULATE
+   * with a Q that is not f16; attnscore_cache_init with an unknown cache kind */
   ATTNSCORE_ERR_BAD_FLAGS = 24,
   ATTNSCORE_ERR_SYSTEM = 25, /**< the system refused a thread or memory (pool creation) */
   ATTNSCORE_ERR_ROW_TOO_LONG =
       26, /**< f16 softmax output: n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS */
+  /** attention: K's dtype (or the key cache's) is not Q's; attnscore_cache_append: the tensor's
+   * dtype is not the cache's */
+  ATTNSCORE_ERR_DTYPE_MISMATCH = 27,
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
 /*
- * Check order. Each call checks its arguments before it reads or writes any memory, and a call
- * with several faults gets the status of the first check that fails, in this order:
+ * Check order. Each call checks its arguments before it writes anything, and a call with several
+ * faults gets the status of the first check that fails, in this order (statuses without their
+ * ATTNSCORE_ERR_ prefix; "no-op": ATTNSCORE_OK with nothing read or written):
  *
- * attnscore_scores_f32 (and attnscore::scores, which first returns ATTNSCORE_ERR_SHAPE_MISMATCH
- * when q.cols != k.cols, s.rows != q.rows or s.cols != k.rows, even for empty views):
- *   n_q == 0 or n_k == 0: ATTNSCORE_OK, nothing read or written, whatever the rest (NULL, a NaN
- *   scale, ...); d == 0: ZERO_DIM; q, k or s NULL: NULL_POINTER; ldq < d: BAD_LDQ; ldk < d:
- *   BAD_LDK; lds < n_k: BAD_LDS; scale NaN, +-Inf or subnormal: BAD_SCALE; a matrix's extent,
- *   ((rows - 1) * ld + cols) * element bytes, past size_t or the top of the address space:
- *   SIZE_OVERFLOW; S's extent (first to last element, row gaps included) meeting Q's or K's:
- *   OVERLAP.
- * attnscore_scores_f16, attnscore_scores_f16_to_f16: as the f32 call (elements of 2 bytes; S of
- *   4 or 2). The _ex forms: the same, then BAD_FLAGS for unknown option bits.
+ * attnscore_scores_f32 (and attnscore::scores, which first returns SHAPE_MISMATCH when
+ * q.cols != k.cols, s.rows != q.rows or s.cols != k.rows, even for empty views):
+ *   n_q == 0 or n_k == 0: no-op, whatever the rest (NULL, a NaN scale, ...); d == 0: ZERO_DIM;
+ *   q, k or s NULL: NULL_POINTER; ldq < d: BAD_LDQ; ldk < d: BAD_LDK; lds < n_k: BAD_LDS; scale
+ *   NaN, +-Inf or subnormal: BAD_SCALE; a matrix's extent, ((rows - 1) * ld + cols) * element
+ *   bytes, past size_t or the top of the address space: SIZE_OVERFLOW; S's extent (first to
+ *   last element, row gaps included) meeting Q's or K's: OVERLAP.
+ * attnscore_scores_f16: as the f32 call (Q and K elements of 2 bytes).
  * attnscore_scores_s8: no-op; ZERO_DIM; DIM_TOO_LARGE; NULL_POINTER (also q_scale, k_scale);
  *   BAD_LDQ, BAD_LDK, BAD_LDS; BAD_SCALE_COUNT; BAD_SCALE; SIZE_OVERFLOW; OVERLAP (S against Q,
  *   K and both scale arrays); BAD_QUANT_SCALE (0 is allowed).
- * attnscore_quantize_s8, attnscore_quantize_f16_s8, attnscore_fold_channel_scales: no-op (n == 0);
- *   ZERO_DIM; NULL_POINTER; BAD_LDQ (input), BAD_LDS (output); SIZE_OVERFLOW; OVERLAP (the fold
- *   may work in place only with ldo == ldq); the quantizers then NOT_FINITE.
- * attnscore_f16_to_f32, attnscore_f32_to_f16: no-op (n == 0); NULL_POINTER; SIZE_OVERFLOW;
- *   OVERLAP.
- * Key caches, _init: NULL_POINTER; ZERO_DIM; (s8) DIM_TOO_LARGE; SIZE_OVERFLOW; BUFFER_TOO_SMALL.
- *   _append: NULL_POINTER (cache); BAD_CACHE; no-op (n == 0); NULL_POINTER (keys, s8 scales);
- *   BAD_LDK; CACHE_FULL; SIZE_OVERFLOW; OVERLAP (keys meeting the cache); (s8) BAD_QUANT_SCALE.
- *   Scores: NULL_POINTER (cache); BAD_CACHE; no-op; then as the raw call, with S also checked
- *   against the cache's memory.
- * attnscore_attention_f32: desc NULL: NULL_POINTER; heads_q, n_q or n_k 0: a successful no-op
- *   whatever the rest; ZERO_DIM; q, k or s NULL: NULL_POINTER; HEADS_MISMATCH; q_row_stride < d,
- *   k_row_stride < d, s_row_stride < n_k: BAD_LDQ, BAD_LDK, BAD_LDS; BAD_SCALE; BAD_SOFTCAP;
- *   unknown mask or flag bits: BAD_FLAGS; BAD_WINDOW; under a mask, pos_offset + n_q - 1 past
- *   SIZE_MAX: POSITION_OVERFLOW; heads or rows that overlap in Q, K or S, i.e. neither rows nested
- *   in heads (head_stride >= (rows - 1) * row_stride + cols) nor heads nested in rows
+ * attnscore_attention: desc NULL: NULL_POINTER; heads_q, n_q or n_k 0: no-op, whatever the rest
+ *   (par included); ZERO_DIM; Q's dtype, raw K's or S's not a dtype this build has, or S
+ *   neither f32 nor f16: UNKNOWN_DTYPE; s8 with d > ATTNSCORE_S8_MAX_D: DIM_TOO_LARGE; q.data,
+ *   s.data, raw k.data or (s8) q.scale, raw k.scale NULL: NULL_POINTER; a k_cache that is no
+ *   cache: BAD_CACHE; K's (or the cache's) dtype not Q's: DTYPE_MISMATCH; a cache whose heads
+ *   differ from heads_kv or whose d differs from d, or that holds fewer than n_k tokens:
+ *   SHAPE_MISMATCH; heads_kv 0 or not dividing heads_q: HEADS_MISMATCH (so with a cache,
+ *   heads_kv 0 is SHAPE_MISMATCH); q.row_stride < d: BAD_LDQ; raw k.row_stride < d: BAD_LDK;
+ *   s.row_stride < n_k: BAD_LDS; (s8) a scale_row_stride of Q or raw K above 1: BAD_SCALE_COUNT;
+ *   BAD_SCALE; BAD_SOFTCAP; unknown mask or flag bits, or ATTNSCORE_ATTN_F16_ACCUMULATE with Q
+ *   not f16: BAD_FLAGS; BAD_WINDOW; under a mask, pos_offset + n_q - 1 past SIZE_MAX:
+ *   POSITION_OVERFLOW; heads or rows that overlap in Q, raw K or S, i.e. neither rows nested in
+ *   heads (head_stride >= (rows - 1) * row_stride + cols) nor heads nested in rows
  *   (head_stride >= cols and row_stride >= (heads - 1) * head_stride + cols): BAD_HEAD_STRIDE; a
  *   tensor's extent ((heads - 1) * head_stride + (rows - 1) * row_stride + cols) * element bytes
- *   past size_t or the address space: SIZE_OVERFLOW; S's extent meeting Q's or K's: OVERLAP.
- * attnscore_attention_f16, attnscore_attention_f32_to_f16: as attnscore_attention_f32 (elements
- *   of 2 bytes for the binary16 tensors); then, f16 output with the softmax, ROW_TOO_LONG past
- *   ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS keys.
- * Every _parallel call: as its single-threaded call, then NULL_POINTER for a par whose
- *   parallel_for is NULL (a NULL par runs on the calling thread).
- * Without the dtype in the build (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF) the calls of
- * that dtype return UNKNOWN_DTYPE; attnscore_pool_create: NULL_POINTER, SYSTEM;
- * attnscore_set_max_level and attnscore_level_from_name: UNKNOWN_LEVEL.
+ *   (s8 scales: 4 bytes, cols 1) past size_t or the address space: SIZE_OVERFLOW; S's extent
+ *   meeting Q's, raw K's, the cache's memory or (s8) a scale array's: OVERLAP; (s8) a scale
+ *   value NaN, infinite or subnormal: BAD_QUANT_SCALE; f16 S with ATTNSCORE_ATTN_SOFTMAX and
+ *   n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS: ROW_TOO_LONG; then a par whose parallel_for is
+ *   NULL: NULL_POINTER (a NULL par runs on the calling thread).
+ * attnscore_cache_init: mem, shape or cache NULL: NULL_POINTER; a kind other than
+ *   ATTNSCORE_CACHE_KEYS: BAD_FLAGS; a dtype other than f32, f16 and s8: UNKNOWN_DTYPE; heads,
+ *   capacity or d 0: ZERO_DIM; s8 with d > ATTNSCORE_S8_MAX_D: DIM_TOO_LARGE; a dtype the build
+ *   leaves out: UNKNOWN_DTYPE; a size past size_t: SIZE_OVERFLOW; bytes below
+ *   attnscore_cache_bytes: BUFFER_TOO_SMALL.
+ * attnscore_cache_append: cache NULL: NULL_POINTER; BAD_CACHE; n == 0: no-op; src NULL:
+ *   NULL_POINTER; src->dtype not the cache's: DTYPE_MISMATCH; (s8) scale_row_stride not 1:
+ *   BAD_SCALE_COUNT; data or (s8) scale NULL: NULL_POINTER; row_stride < d: BAD_LDK; more than
+ *   the room left: CACHE_FULL; SIZE_OVERFLOW; keys or scales meeting the cache's memory:
+ *   OVERLAP; (s8) BAD_QUANT_SCALE.
+ * attnscore_cache_truncate: NULL_POINTER; BAD_CACHE; size above the tokens held: SHAPE_MISMATCH.
+ * attnscore_convert: a pair other than f16 -> f32 and f32 -> f16: UNKNOWN_DTYPE; n == 0: no-op;
+ *   NULL_POINTER; SIZE_OVERFLOW; OVERLAP.
+ * attnscore_quantize_s8: src_dtype neither f32 nor f16: UNKNOWN_DTYPE; n == 0: no-op; ZERO_DIM;
+ *   NULL_POINTER; ldx < d: BAD_LDQ; ldo < d: BAD_LDS; SIZE_OVERFLOW; OVERLAP (x, out and scales
+ *   pairwise); NOT_FINITE.
+ * attnscore_fold_channel_scales: n == 0: no-op; ZERO_DIM; NULL_POINTER; BAD_LDQ; ldo < d:
+ *   BAD_LDS; SIZE_OVERFLOW; OVERLAP (out against q and channel_scale; out may be q itself
+ *   only with ldo == ldq).
+ * Without a dtype in the build (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF),
+ * attnscore_scores_f16 and attnscore_convert (no f16), attnscore_scores_s8 and
+ * attnscore_fold_channel_scales (no int8) return UNKNOWN_DTYPE before any other check, and
+ * attnscore_quantize_s8 right after its src_dtype check (without int8 for any src_dtype,
+ * without f16 for an f16 one). attnscore_pool_create: NULL_POINTER, SYSTEM;
+ * attnscore_set_max_level: UNKNOWN_LEVEL; attnscore_level_from_name: NULL_POINTER, UNKNOWN_LEVEL.
  */
 
 /** Input element types. */
@@ -175,224 +204,6 @@ attnscore_status attnscore_scores_f32(size_t n_q, size_t n_k, size_t d, const fl
                                       float scale);
 
 /**
- * A packed key cache: K kept in the layout the f32 kernels read (panels of NR keys, d-major), so
- * that a decode step streams it with no transposition and no copy, and a KV cache can grow one
- * token at a time without repacking. It lives entirely in memory the caller provides.
- * It is bound to the f32 kernel chosen when it is initialised (its layout depends on it); later
- * changes of the level cap do not affect it. Scores read from it are bit-identical to
- * attnscore_scores_f32 on the same keys with that kernel.
- */
-typedef struct attnscore_kcache_f32 attnscore_kcache_f32;
-
-/** Bytes of memory a cache of `capacity` keys of dimension d needs under the current kernel
- * choice; 0 if d or capacity is 0 or the size overflows size_t. */
-size_t attnscore_kcache_f32_bytes(size_t capacity, size_t d);
-
-/**
- * Makes an empty cache for up to `capacity` keys of dimension `d` in `mem` (`bytes` long, any
- * alignment); `*cache` then points into `mem`. Errors: ATTNSCORE_ERR_NULL_POINTER (mem or cache),
- * ATTNSCORE_ERR_ZERO_DIM (d or capacity 0), ATTNSCORE_ERR_SIZE_OVERFLOW,
- * ATTNSCORE_ERR_BUFFER_TOO_SMALL (bytes < attnscore_kcache_f32_bytes(capacity, d)).
- */
-attnscore_status attnscore_kcache_f32_init(void *mem, size_t bytes, size_t capacity, size_t d,
-                                           attnscore_kcache_f32 **cache);
-
-/**
- * Appends n keys (rows of k, stride ldk >= d) after those already held; n == 0 is a no-op.
- * Errors: ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_CACHE, ATTNSCORE_ERR_BAD_LDK,
- * ATTNSCORE_ERR_CACHE_FULL (nothing appended), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP
- * (k inside the cache's memory).
- */
-attnscore_status attnscore_kcache_f32_append(attnscore_kcache_f32 *cache, size_t n, const float *k,
-                                             size_t ldk);
-
-/** Keys held (0 for NULL or a non-cache). */
-size_t attnscore_kcache_f32_size(const attnscore_kcache_f32 *cache);
-
-/** The key dimension d (0 for NULL or a non-cache). */
-size_t attnscore_kcache_f32_dim(const attnscore_kcache_f32 *cache);
-
-/** Forgets every key (the memory stays the caller's and the cache stays initialised). */
-attnscore_status attnscore_kcache_f32_clear(attnscore_kcache_f32 *cache);
-
-/**
- * Scores against every key in the cache: s[i*lds + j] for i < n_q, j < size, as
- * attnscore_scores_f32 with k the cached keys, with the same statuses (ATTNSCORE_ERR_BAD_CACHE
- * for a cache not made by attnscore_kcache_f32_init) and nothing written on error. An empty
- * cache or n_q == 0 is a no-op.
- */
-attnscore_status attnscore_scores_f32_kcache(size_t n_q, const float *q, size_t ldq,
-                                             const attnscore_kcache_f32 *cache, float *s,
-                                             size_t lds, float scale);
-
-/** Mask bits (attnscore_attention_desc.mask). Query row i sits at position p = pos_offset + i. */
-#define ATTNSCORE_MASK_CAUSAL 1u /**< row i sees keys 0 ... p */
-#define ATTNSCORE_MASK_WINDOW 2u /**< row i sees keys p - window + 1 ... p (implies causal) */
-/** Option bits (attnscore_attention_desc.flags). */
-#define ATTNSCORE_ATTN_SOFTMAX 1u /**< each row of S becomes softmax weights (f32) */
-
-/**
- * One attention-scores step for every head of a layer. The same descriptor serves every input
- * dtype (one attnscore_attention_<dtype> call each). Strides are in elements.
- *   Q: heads_q x n_q x d,  q[h * q_head_stride + i * q_row_stride + t]
- *   K: heads_kv x n_k x d, k[h * k_head_stride + j * k_row_stride + t]
- *   S: heads_q x n_q x n_k, s[h * s_head_stride + i * s_row_stride + j]
- * Query head h reads K head h / (heads_q / heads_kv) (grouped- and multi-query attention).
- */
-typedef struct attnscore_attention_desc {
-  size_t heads_q, heads_kv; /**< heads_kv must divide heads_q */
-  size_t n_q, n_k, d;
-  size_t q_head_stride, q_row_stride;
-  size_t k_head_stride, k_row_stride;
-  size_t s_head_stride, s_row_stride;
-  float scale;       /**< 0.0f: attnscore_default_scale(d) */
-  float softcap;     /**< 0.0f: none; c > 0: s -> c * tanh(s / c) after the scale */
-  unsigned mask;     /**< ATTNSCORE_MASK_* bits; masked scores are -Inf (0 after softmax) */
-  unsigned flags;    /**< ATTNSCORE_ATTN_* bits */
-  size_t pos_offset; /**< position of query row 0 (used by the masks) */
-  size_t window;     /**< keys seen under ATTNSCORE_MASK_WINDOW (>= 1) */
-} attnscore_attention_desc;
-
-/** A descriptor for dense tensors (head-major, rows of d or n_k elements), scale 0 (default),
- * no softcap, no mask, no softmax. */
-attnscore_attention_desc attnscore_attention_desc_dense(size_t heads_q, size_t heads_kv, size_t n_q,
-                                                        size_t n_k, size_t d);
-
-/**
- * The scores of every head (see attnscore_attention_desc), then the softcap, the mask and the
- * softmax that the descriptor asks for, in one call with no copy of K. Unmasked scores (with no
- * softcap) are bit-identical to attnscore_scores_f32 on the same head at the same level; register
- * tiles that the mask hides wholly are not computed. With ATTNSCORE_ATTN_SOFTMAX a row whose keys
- * are all masked becomes all zeros.
- * @return ATTNSCORE_OK (also when heads_q, n_q or n_k is 0, whatever the rest), or an error
- *         status; on error nothing is written to s. No allocation; FP environment unchanged.
- */
-attnscore_status attnscore_attention_f32(const attnscore_attention_desc *desc, const float *q,
-                                         const float *k, float *s);
-
-/**
- * attnscore_attention_f32 on IEEE binary16 Q and K (each element passed as its 16 bits), with
- * f32 accumulation and f32 output, as attnscore_scores_f16: every result is the one
- * attnscore_attention_f32 gives on the exactly converted values at the same level. Statuses as
- * attnscore_attention_f32 (Q's and K's extents counted in 2-byte elements), and
- * ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without f16.
- */
-attnscore_status attnscore_attention_f16(const attnscore_attention_desc *desc, const uint16_t *q,
-                                         const uint16_t *k, float *s);
-
-/** The most keys attnscore_attention_f32_to_f16 takes with ATTNSCORE_ATTN_SOFTMAX (a row's f32
- * scores are held on the stack while its softmax is taken). */
-#define ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS 8192
-
-/**
- * As attnscore_attention_f32, but S is written as binary16 (strides in elements of S): each
- * element is the score (or, with ATTNSCORE_ATTN_SOFTMAX, the weight) attnscore_attention_f32
- * gives, rounded once to nearest even (-Inf stays -Inf; |score| >= 65520 gives +-Inf).
- * @return as attnscore_attention_f32 (S's extent counted in 2-byte elements), then
- *         ATTNSCORE_ERR_ROW_TOO_LONG for the softmax with n_k >
- * ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS; ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without f16. Nothing
- * written on error.
- */
-attnscore_status attnscore_attention_f32_to_f16(const attnscore_attention_desc *desc,
-                                                const float *q, const float *k, uint16_t *s);
-
-/**
- * One task of a parallel call: computes part `index` (0 ... n_tasks - 1) of the work behind
- * `task_ctx`. Tasks are independent: any order, any thread, at the same time.
- */
-typedef void (*attnscore_task_fn)(void *task_ctx, size_t index);
-
-/**
- * The caller's parallel-for: runs fn(task_ctx, i) exactly once for every i < n_tasks, on any
- * threads in any order, and returns when all have finished. `pool_ctx` is the context given in
- * attnscore_parallel.
- */
-typedef void (*attnscore_parallel_for_fn)(void *pool_ctx, attnscore_task_fn fn, void *task_ctx,
-                                          size_t n_tasks);
-
-/** A parallel-for to run a call's tasks on: the caller's thread pool, or attnscore_pool_parallel.
- */
-typedef struct attnscore_parallel {
-  attnscore_parallel_for_fn parallel_for; /**< called once per call (never for a no-op or error) */
-  void *ctx;                              /**< passed to parallel_for as pool_ctx */
-  size_t threads; /**< threads that run tasks at once: the call makes that many (0 counts as 1) */
-} attnscore_parallel;
-
-/**
- * attnscore_scores_f32 with its work split into tasks run through `par` (NULL: on the calling
- * thread). S is split into blocks of whole register tiles (along the keys, or along the rows
- * when there are fewer key panels than threads); every block gives the bits the whole call
- * gives, so the results are identical to attnscore_scores_f32 for any thread count, split or
- * task order. Statuses as attnscore_scores_f32, then ATTNSCORE_ERR_NULL_POINTER if
- * par->parallel_for is NULL; on error nothing is written and the hook is not called.
- */
-attnscore_status attnscore_scores_f32_parallel(const attnscore_parallel *par, size_t n_q,
-                                               size_t n_k, size_t d, const float *q, size_t ldq,
-                                               const float *k, size_t ldk, float *s, size_t lds,
-                                               float scale);
-
-/**
- * attnscore_scores_f32_kcache with its work split into tasks run through `par` (NULL: on the
- * calling thread): ranges of whole key panels (or of row tiles), bit-identical to the
- * single-threaded call for any thread count. Statuses as attnscore_scores_f32_kcache, then
- * ATTNSCORE_ERR_NULL_POINTER if par->parallel_for is NULL.
- */
-attnscore_status attnscore_scores_f32_kcache_parallel(const attnscore_parallel *par, size_t n_q,
-                                                      const float *q, size_t ldq,
-                                                      const attnscore_kcache_f32 *cache, float *s,
-                                                      size_t lds, float scale);
-
-/**
- * attnscore_attention_f32 with its work split into tasks run through `par` (NULL: on the calling
- * thread): ranges of KV-head groups (each with its query heads), or, with fewer groups than
- * threads, ranges of whole row tiles of every head. Bit-identical to attnscore_attention_f32 for
- * any thread count. Statuses as attnscore_attention_f32, then ATTNSCORE_ERR_NULL_POINTER if
- * par->parallel_for is NULL.
- */
-attnscore_status attnscore_attention_f32_parallel(const attnscore_parallel *par,
-                                                  const attnscore_attention_desc *desc,
-                                                  const float *q, const float *k, float *s);
-
-/**
- * attnscore_scores_f16 and attnscore_scores_s8 with their work split into tasks run through `par`
- * (NULL: on the calling thread), as attnscore_scores_f32_parallel: the same bits as the
- * single-threaded call for any thread count. Statuses as the single-threaded call, then
- * ATTNSCORE_ERR_NULL_POINTER if par->parallel_for is NULL.
- */
-attnscore_status attnscore_scores_f16_parallel(const attnscore_parallel *par, size_t n_q,
-                                               size_t n_k, size_t d, const uint16_t *q, size_t ldq,
-                                               const uint16_t *k, size_t ldk, float *s, size_t lds,
-                                               float scale);
-attnscore_status attnscore_scores_s8_parallel(const attnscore_parallel *par, size_t n_q, size_t n_k,
-                                              size_t d, const int8_t *q, size_t ldq,
-                                              const float *q_scale, size_t q_scale_count,
-                                              const int8_t *k, size_t ldk, const float *k_scale,
-                                              size_t k_scale_count, float *s, size_t lds,
-                                              float scale);
-
-/** The built-in thread pool, for callers without one (never created implicitly). */
-typedef struct attnscore_pool attnscore_pool;
-
-/**
- * Starts a pool of `threads` threads in all: the calling thread of each parallel call and
- * threads - 1 workers (0: one per CPU the system reports). Errors: ATTNSCORE_ERR_NULL_POINTER,
- * ATTNSCORE_ERR_SYSTEM (a thread or memory refused; nothing is left running).
- */
-attnscore_status attnscore_pool_create(size_t threads, attnscore_pool **pool);
-
-/** Stops and joins the workers and frees the pool (NULL: no-op). No call may be using it. */
-void attnscore_pool_destroy(attnscore_pool *pool);
-
-/** The threads of a pool, the caller's included (0 for NULL). */
-size_t attnscore_pool_threads(const attnscore_pool *pool);
-
-/**
- * The parallel-for that runs tasks on the pool (all zero for NULL). Parallel calls given it
- * from several threads at once take turns on the pool.
- */
-attnscore_parallel attnscore_pool_parallel(attnscore_pool *pool);
-
-/**
  * Scaled attention scores from IEEE binary16 inputs (each element passed as its 16 bits):
  * as attnscore_scores_f32 on the exactly converted values, with f32 accumulation and f32 output:
  * the same contract (every product of two binary16 values is exact in f32, so only the sums
@@ -403,72 +214,6 @@ attnscore_status attnscore_scores_f16(size_t n_q, size_t n_k, size_t d, const ui
                                       size_t ldq, const uint16_t *k, size_t ldk, float *s,
                                       size_t lds, float scale);
 
-/**
- * As attnscore_scores_f16, but S is written as binary16: each element is the f32 score
- * attnscore_scores_f16 gives, rounded once to nearest even; |score| >= 65520 gives +-Inf.
- */
-attnscore_status attnscore_scores_f16_to_f16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
-                                             size_t ldq, const uint16_t *k, size_t ldk, uint16_t *s,
-                                             size_t lds, float scale);
-
-/** Option bits of attnscore_scores_f16_ex and attnscore_scores_f16_to_f16_ex. */
-/** Accumulate in binary16 (ARMv8.2 FP16 arithmetic), never the default: less accurate (see the
- * bound in docs/contract.md) and sums past 65504 become +-Inf. Where the CPU, the level cap or the
- * build has no FP16 arithmetic the call accumulates in f32 instead, exactly as without the flag:
- * attnscore_f16_accumulation_available() says which. */
-#define ATTNSCORE_F16_ACCUMULATE_F16 1u
-
-/**
- * attnscore_scores_f16 with option bits (ATTNSCORE_F16_* ; 0 gives attnscore_scores_f16).
- * Statuses as attnscore_scores_f16, then ATTNSCORE_ERR_BAD_FLAGS for unknown bits.
- */
-attnscore_status attnscore_scores_f16_ex(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
-                                         size_t ldq, const uint16_t *k, size_t ldk, float *s,
-                                         size_t lds, float scale, unsigned flags);
-
-/** attnscore_scores_f16_to_f16 with option bits: each score is the f32 score
- * attnscore_scores_f16_ex gives with the same flags, rounded once to binary16. */
-attnscore_status attnscore_scores_f16_to_f16_ex(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
-                                                size_t ldq, const uint16_t *k, size_t ldk,
-                                                uint16_t *s, size_t lds, float scale,
-                                                unsigned flags);
-
-/** 1 if ATTNSCORE_F16_ACCUMULATE_F16 accumulates in binary16 now (this build, this CPU, the cap
- * in force); 0 if such calls fall back to f32 accumulation. */
-int attnscore_f16_accumulation_available(void);
-
-/** Converts n binary16 values to f32, exactly (subnormals kept; a NaN stays NaN, made quiet).
- * Errors: ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP. */
-attnscore_status attnscore_f16_to_f32(size_t n, const uint16_t *src, float *dst);
-
-/** Converts n f32 values to binary16, rounded to nearest even (|x| >= 65520 gives +-Inf,
- * subnormal results exact where representable, a NaN stays NaN). Errors as attnscore_f16_to_f32.
- */
-attnscore_status attnscore_f32_to_f16(size_t n, const float *src, uint16_t *dst);
-
-/** The packed f16 key cache: as attnscore_kcache_f32, keys kept as binary16 (half the bytes),
- * bound to the f16 kernel chosen at init; its scores are bit-identical to attnscore_scores_f16
- * on the same keys with that kernel. */
-typedef struct attnscore_kcache_f16 attnscore_kcache_f16;
-
-/** As attnscore_kcache_f32_bytes, for the f16 cache (0 in a build without f16). */
-size_t attnscore_kcache_f16_bytes(size_t capacity, size_t d);
-/** As attnscore_kcache_f32_init. */
-attnscore_status attnscore_kcache_f16_init(void *mem, size_t bytes, size_t capacity, size_t d,
-                                           attnscore_kcache_f16 **cache);
-/** As attnscore_kcache_f32_append, with binary16 keys. */
-attnscore_status attnscore_kcache_f16_append(attnscore_kcache_f16 *cache, size_t n,
-                                             const uint16_t *k, size_t ldk);
-/** Keys held (0 for NULL or a non-cache). */
-size_t attnscore_kcache_f16_size(const attnscore_kcache_f16 *cache);
-/** The key dimension d (0 for NULL or a non-cache). */
-size_t attnscore_kcache_f16_dim(const attnscore_kcache_f16 *cache);
-/** Forgets every key. */
-attnscore_status attnscore_kcache_f16_clear(attnscore_kcache_f16 *cache);
-/** As attnscore_scores_f32_kcache, with binary16 queries, against the f16 cache. */
-attnscore_status attnscore_scores_f16_kcache(size_t n_q, const uint16_t *q, size_t ldq,
-                                             const attnscore_kcache_f16 *cache, float *s,
-                                             size_t lds, float scale);
 /** The largest d attnscore_scores_s8 accepts: 131071 * (-128)^2 still fits in an int32 sum. */
 #define ATTNSCORE_S8_MAX_D 131071
 
@@ -490,76 +235,218 @@ attnscore_status attnscore_scores_s8(size_t n_q, size_t n_k, size_t d, const int
                                      float *s, size_t lds, float scale);
 
 /**
- * A packed int8 key cache: keys in the s8 kernels' panel layout with their per-key scales (and
- * the per-key sums the kernel needs), in memory the caller provides; appended per token, never
- * repacked. Bound to the s8 kernel chosen at init. Scores from it are bit-identical to
- * attnscore_scores_s8 on the same keys and scales (with k_scale_count == n_k).
+ * One task of a parallel call: computes part `index` (0 ... n_tasks - 1) of the work behind
+ * `task_ctx`. Tasks are independent: any order, any thread, at the same time.
  */
-typedef struct attnscore_kcache_s8 attnscore_kcache_s8;
-
-/** Bytes for a cache of `capacity` keys of dimension d (0 if an argument is 0, d is above
- * ATTNSCORE_S8_MAX_D, or the size overflows). */
-size_t attnscore_kcache_s8_bytes(size_t capacity, size_t d);
-
-/** As attnscore_kcache_f32_init, plus ATTNSCORE_ERR_DIM_TOO_LARGE (d > ATTNSCORE_S8_MAX_D) and
- * ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path. */
-attnscore_status attnscore_kcache_s8_init(void *mem, size_t bytes, size_t capacity, size_t d,
-                                          attnscore_kcache_s8 **cache);
-
-/** Appends n keys (rows of k, stride ldk) with one scale each (k_scale[0 .. n-1]). Errors as
- * attnscore_kcache_f32_append, plus ATTNSCORE_ERR_BAD_QUANT_SCALE (nothing appended). */
-attnscore_status attnscore_kcache_s8_append(attnscore_kcache_s8 *cache, size_t n, const int8_t *k,
-                                            size_t ldk, const float *k_scale);
-
-/** Keys held / d (0 for NULL or a non-cache). */
-size_t attnscore_kcache_s8_size(const attnscore_kcache_s8 *cache);
-size_t attnscore_kcache_s8_dim(const attnscore_kcache_s8 *cache);
-
-/** Forgets every key. */
-attnscore_status attnscore_kcache_s8_clear(attnscore_kcache_s8 *cache);
-
-/** attnscore_scores_s8 against every cached key (n_q x size), with the same statuses and order
- * (ATTNSCORE_ERR_BAD_CACHE for a non-cache; q_scale_count 1 or n_q). */
-attnscore_status attnscore_scores_s8_kcache(size_t n_q, const int8_t *q, size_t ldq,
-                                            const float *q_scale, size_t q_scale_count,
-                                            const attnscore_kcache_s8 *cache, float *s, size_t lds,
-                                            float scale);
+typedef void (*attnscore_task_fn)(void *task_ctx, size_t index);
 
 /**
- * Quantizes n rows of d floats (row stride ldx) to symmetric int8 with one scale per row:
+ * The caller's parallel-for: runs fn(task_ctx, i) exactly once for every i < n_tasks, on any
+ * threads in any order, and returns when all have finished. `pool_ctx` is the context given in
+ * attnscore_parallel.
+ */
+typedef void (*attnscore_parallel_for_fn)(void *pool_ctx, attnscore_task_fn fn, void *task_ctx,
+                                          size_t n_tasks);
+
+/** A parallel-for to run a call's tasks on: the caller's thread pool, or attnscore_pool_parallel.
+ * attnscore_attention (the one call that takes one, as `par`) runs on the calling thread when
+ * par is NULL; otherwise, once every check has passed, it calls par->parallel_for exactly once,
+ * whatever the thread count. A parallel_for of NULL is ATTNSCORE_ERR_NULL_POINTER, the last check
+ * (a no-op returns ATTNSCORE_OK before it). The split never changes a bit of the results. */
+typedef struct attnscore_parallel {
+  attnscore_parallel_for_fn parallel_for; /**< called once per call (never for a no-op or error) */
+  void *ctx;                              /**< passed to parallel_for as pool_ctx */
+  /** threads that run tasks at once (0 counts as 1): the call asks for 1 to that many tasks */
+  size_t threads;
+} attnscore_parallel;
+
+/** The built-in thread pool, for callers without one (never created implicitly). */
+typedef struct attnscore_pool attnscore_pool;
+
+/**
+ * Starts a pool of `threads` threads in all: the calling thread of each parallel call and
+ * threads - 1 workers (0: one per CPU the system reports). Errors: ATTNSCORE_ERR_NULL_POINTER,
+ * ATTNSCORE_ERR_SYSTEM (a thread or memory refused; nothing is left running).
+ */
+attnscore_status attnscore_pool_create(size_t threads, attnscore_pool **pool);
+
+/** Stops and joins the workers and frees the pool (NULL: no-op). No call may be using it. */
+void attnscore_pool_destroy(attnscore_pool *pool);
+
+/**
+ * The parallel-for that runs tasks on the pool, its `threads` the pool's (the caller's thread
+ * included); all zero for NULL. Calls given it from several threads at once take turns on it.
+ */
+attnscore_parallel attnscore_pool_parallel(attnscore_pool *pool);
+
+/**
+ * An input tensor of the attention call or a cache append: heads x rows x d elements of `dtype`,
+ * element (h, i, t) at data[h * head_stride + i * row_stride + t] (strides in elements), so that
+ * head-major and token-major layouts, and views into a larger buffer, need no copy.
+ * ATTNSCORE_DTYPE_S8 tensors carry their dequantization scales: row i of head h is scaled by
+ * scale[h * scale_head_stride + i * scale_row_stride], scale_row_stride 1 (one scale per row or
+ * key) or 0 (one per head; both strides 0: one for the tensor). Other dtypes ignore the scales.
+ */
+typedef struct attnscore_tensor {
+  const void *data;
+  attnscore_dtype dtype;
+  size_t head_stride, row_stride;
+  const float *scale;
+  size_t scale_head_stride, scale_row_stride;
+} attnscore_tensor;
+
+/** The output tensor S: heads x rows x n_k elements of `dtype` (ATTNSCORE_DTYPE_F32, or
+ * ATTNSCORE_DTYPE_F16: each f32 result rounded once to nearest even). */
+typedef struct attnscore_output {
+  void *data;
+  attnscore_dtype dtype;
+  size_t head_stride, row_stride;
+} attnscore_output;
+
+/** What a cache holds (attnscore_cache_shape.kind). */
+typedef enum attnscore_cache_kind {
+  ATTNSCORE_CACHE_KEYS = 0, /**< keys, in the layout the scores kernels read */
+  ATTNSCORE_CACHE_KIND_MAX_ENUM = 0x7fffffff
+} attnscore_cache_kind;
+
+/** A cache's shape, fixed at init. */
+typedef struct attnscore_cache_shape {
+  attnscore_cache_kind kind;
+  attnscore_dtype dtype; /**< f32, f16 or s8 (s8: each key keeps its scale) */
+  size_t heads;          /**< KV heads of the layer, appended together */
+  size_t capacity;       /**< tokens per head */
+  size_t d;
+} attnscore_cache_shape;
+
+/**
+ * A packed KV cache for every KV head of a layer: each head's tokens kept in the layout its
+ * kernel reads (panels of NR keys, d-major; int8 with per-key sums and scales), appended a token
+ * or more at a time and never repacked, in memory the caller provides (no heap). It is bound to
+ * the kernel of its dtype chosen at init (later changes of the cap do not affect it); scores read
+ * from it are bit-identical to the same call on raw K with that kernel.
+ */
+typedef struct attnscore_cache attnscore_cache;
+
+/** Bytes a cache of this shape needs under the current kernel choice (alignment slack
+ * included); 0 for a NULL or zero-sized shape, an unknown kind or dtype (or one this build leaves
+ * out), s8 with d above ATTNSCORE_S8_MAX_D, or a size past size_t. */
+size_t attnscore_cache_bytes(const attnscore_cache_shape *shape);
+
+/** Makes an empty cache in `mem` (`bytes` long, any alignment); `*cache` then points into it.
+ * An unknown shape->kind is ATTNSCORE_ERR_BAD_FLAGS; other statuses in the check order. */
+attnscore_status attnscore_cache_init(void *mem, size_t bytes, const attnscore_cache_shape *shape,
+                                      attnscore_cache **cache);
+
+/** Appends n tokens of every head after those held (`src`: heads x n x d of the cache's dtype;
+ * s8 with one scale per token, scale_row_stride 1, else ATTNSCORE_ERR_BAD_SCALE_COUNT); n == 0
+ * is a no-op once the handle is checked; nothing is appended on error. */
+attnscore_status attnscore_cache_append(attnscore_cache *cache, size_t n,
+                                        const attnscore_tensor *src);
+
+/** Tokens held per head (0 for NULL or a non-cache). */
+size_t attnscore_cache_size(const attnscore_cache *cache);
+
+/** Keeps the first `size` tokens of every head (0: empties it; a rejected speculative token is
+ * dropped the same way); `size` above the tokens held is ATTNSCORE_ERR_SHAPE_MISMATCH. */
+attnscore_status attnscore_cache_truncate(attnscore_cache *cache, size_t size);
+
+/** Mask bits (attnscore_attention_desc.mask). Query row i sits at position p = pos_offset + i. */
+#define ATTNSCORE_MASK_CAUSAL 1u /**< row i sees keys 0 ... p */
+#define ATTNSCORE_MASK_WINDOW 2u /**< row i sees keys p - window + 1 ... p (implies causal) */
+/** Option bits (attnscore_attention_desc.flags). */
+#define ATTNSCORE_ATTN_SOFTMAX 1u /**< each row of S becomes softmax weights */
+/** f16 Q and K accumulated in binary16 (ARMv8.2 FP16 arithmetic; a Q of another dtype is
+ * ATTNSCORE_ERR_BAD_FLAGS), never the default: less accurate (docs/contract.md) and sums past
+ * 65504 become +-Inf. Where the CPU, the cap, the build or a cache as K has no such path the call
+ * accumulates in f32, exactly as without the flag (attnscore_flag_available says which). */
+#define ATTNSCORE_ATTN_F16_ACCUMULATE 2u
+
+/** The most keys an f16 S takes with ATTNSCORE_ATTN_SOFTMAX (a row's f32 weights are held on the
+ * stack before they are rounded). */
+#define ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS 8192
+
+/**
+ * One attention-scores step for every head of a layer, any dtype:
+ *   S[h][i][j] = finish(scale * sum_t Q[h][i][t] * K[h / g][j][t]),  g = heads_q / heads_kv,
+ * for h < heads_q, i < n_q, j < n_k (grouped- and multi-query attention), where finish applies
+ * the softcap, then the mask (-Inf) or the softmax (masked keys 0; a row with no key all 0).
+ * K is `k`, or the first n_k tokens of `k_cache` (then `k` is not read). Q and K share a dtype:
+ * f32; f16 (f32 accumulation: every result the f32 call gives on the converted values); s8 (the
+ * integer sums exact, then (float)acc * ((q_scale * scale) * k_scale), as attnscore_scores_s8).
+ */
+typedef struct attnscore_attention_desc {
+  size_t heads_q, heads_kv; /**< heads_kv must divide heads_q */
+  size_t n_q, n_k, d;
+  attnscore_tensor q;             /**< heads_q x n_q x d */
+  attnscore_tensor k;             /**< heads_kv x n_k x d, unless k_cache is set */
+  const attnscore_cache *k_cache; /**< K from a cache of kind ATTNSCORE_CACHE_KEYS, or NULL */
+  attnscore_output s;             /**< heads_q x n_q x n_k */
+  float scale;                    /**< 0.0f: attnscore_default_scale(d) */
+  float softcap;                  /**< 0.0f: none; c > 0: s -> c * tanh(s / c) after the scale */
+  unsigned mask;                  /**< ATTNSCORE_MASK_* bits */
+  unsigned flags;                 /**< ATTNSCORE_ATTN_* bits */
+  size_t pos_offset;              /**< position of query row 0 (used by the masks) */
+  size_t window;                  /**< keys seen under ATTNSCORE_MASK_WINDOW (>= 1) */
+} attnscore_attention_desc;
+
+/** A descriptor of dense head-major tensors of one dtype (Q and K rows of d, S rows of n_k, f32
+ * S; s8: one scale per row and per key), data NULL, no cache, scale 0 (the default), no
+ * softcap, mask or option. */
+attnscore_attention_desc attnscore_attention_dense(attnscore_dtype dtype, size_t heads_q,
+                                                   size_t heads_kv, size_t n_q, size_t n_k,
+                                                   size_t d);
+
+/**
+ * Runs the step the descriptor describes, its work split into tasks through `par` (NULL: the
+ * calling thread), the same bits for any thread count. Unmasked scores with no softcap are
+ * bit-identical to the BLAS-style call of the dtype on the same head at the same level; register
+ * tiles that the mask hides wholly are not computed. No allocation; FP environment unchanged.
+ * @return ATTNSCORE_OK, or the first failing check in the order written above; nothing written
+ *         on error.
+ */
+attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
+                                     const attnscore_parallel *par);
+
+/** 1 if the option bit `flag` takes its own path now (this build, this CPU, the cap in force):
+ * ATTNSCORE_ATTN_F16_ACCUMULATE accumulates in binary16; ATTNSCORE_ATTN_SOFTMAX always 1. 0 for
+ * other bits and where the call falls back. */
+int attnscore_flag_available(unsigned flag);
+
+/** Converts n values from one dtype to another: binary16 -> f32 exactly (a NaN made quiet), f32
+ * -> binary16 rounded to nearest even (|x| >= 65520 gives +-Inf). Other pairs:
+ * ATTNSCORE_ERR_UNKNOWN_DTYPE. */
+attnscore_status attnscore_convert(size_t n, attnscore_dtype src_dtype, const void *src,
+                                   attnscore_dtype dst_dtype, void *dst);
+
+/**
+ * Quantizes n rows of d values of `src_dtype` (f32, or binary16 bits: the same bits as on the
+ * exactly converted values), row stride ldx, to symmetric int8 with one scale per row:
  * scales[i] = max_t |x[i][t]| / 127, out[i*ldo + t] = x[i][t] / scales[i] rounded to an integer,
  * ties to even, and saturated to -128..127 (the two divisions round in the caller's rounding
  * mode, as all float arithmetic here; the rounding to an integer is always to nearest even).
- * Subnormal inputs read as 0 under the caller's DAZ/FZ. A row whose scale would
- * be below FLT_MIN (all zeros, or tiny) gets scale 0 and zeros. The results are the same bits at
- * every level, and feed attnscore_scores_s8 (q_scale or k_scale with one scale per row).
- * @return ATTNSCORE_OK; n == 0 is a no-op; ATTNSCORE_ERR_ZERO_DIM (d == 0),
- *         ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_LDQ (ldx < d), ATTNSCORE_ERR_BAD_LDS
- *         (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP (out or scales meet x
- *         or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in x), and
- *         ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path. Nothing written on error.
+ * Subnormal inputs read as 0 under the caller's DAZ/FZ. A row whose scale would be below FLT_MIN
+ * (all zeros, or tiny) gets scale 0 and zeros. The results are the same bits at every level, and
+ * feed the s8 scores (one scale per row).
+ * @return ATTNSCORE_OK; ATTNSCORE_ERR_UNKNOWN_DTYPE (another src_dtype, or a build without the
+ *         int8 path or without f16 for binary16), checked first; then n == 0 is a no-op;
+ *         ATTNSCORE_ERR_ZERO_DIM, ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_LDQ (ldx < d),
+ *         ATTNSCORE_ERR_BAD_LDS (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP
+ *         (out or scales meet x or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in
+ *         x). Nothing written on error.
  */
-attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_t ldx, int8_t *out,
-                                       size_t ldo, float *scales);
-
-/**
- * As attnscore_quantize_s8, from IEEE binary16 rows (each element passed as its 16 bits): the
- * same bits as attnscore_quantize_s8 on the exactly converted values. Statuses as
- * attnscore_quantize_s8 (ATTNSCORE_ERR_NOT_FINITE for a binary16 NaN or infinity), and
- * ATTNSCORE_ERR_UNKNOWN_DTYPE in a build without the int8 path or without f16.
- */
-attnscore_status attnscore_quantize_f16_s8(size_t n, size_t d, const uint16_t *x, size_t ldx,
-                                           int8_t *out, size_t ldo, float *scales);
+attnscore_status attnscore_quantize_s8(size_t n, size_t d, attnscore_dtype src_dtype, const void *x,
+                                       size_t ldx, int8_t *out, size_t ldo, float *scales);
 
 /**
  * Folds per-channel key scales into Q: out[i*ldo + t] = q[i*ldq + t] * channel_scale[t]. For a
  * K cache quantized per channel (k[j][t] ~ kq[j][t] * channel_scale[t]), scores against the
  * int8 kq then go through attnscore_scores_s8 with k_scale 1: quantize the folded Q per row
  * with attnscore_quantize_s8 first. out may be q itself (ldo == ldq); otherwise they must not
- * overlap.
+ * overlap, and out must not overlap channel_scale.
  * @return ATTNSCORE_OK; n == 0 is a no-op; ATTNSCORE_ERR_ZERO_DIM, ATTNSCORE_ERR_NULL_POINTER,
  *         ATTNSCORE_ERR_BAD_LDQ, ATTNSCORE_ERR_BAD_LDS (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW,
- *         ATTNSCORE_ERR_OVERLAP; ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path.
+ *         ATTNSCORE_ERR_OVERLAP; ATTNSCORE_ERR_UNKNOWN_DTYPE without the int8 path (before any
+ *         other check).
  */
 attnscore_status attnscore_fold_channel_scales(size_t n, size_t d, const float *q, size_t ldq,
                                                const float *channel_scale, float *out, size_t ldo);
@@ -582,10 +469,11 @@ attnscore_status attnscore_set_max_level(attnscore_level level);
 attnscore_level attnscore_max_level(void);
 
 /** The kernel chosen for a dtype on this CPU under the cap, e.g. "qk_f32_8x32__avx512"; NULL for an
- * unknown dtype. */
+ * unknown dtype or one this build leaves out. */
 const char *attnscore_kernel_name(attnscore_dtype dtype);
 
-/** The level of the kernel attnscore_kernel_name() reports. */
+/** The level of the kernel attnscore_kernel_name() reports (ATTNSCORE_LEVEL_SCALAR where that is
+ * NULL). */
 attnscore_level attnscore_kernel_level(attnscore_dtype dtype);
 
 /** A level's name as ATTNSCORE_MAX_LEVEL spells it ("scalar", "avx2", ...); NULL if unknown. */
@@ -603,9 +491,6 @@ uint64_t attnscore_cpu_features(void);
 /** The version of the library linked, "MAJOR.MINOR.PATCH" (ATTNSCORE_VERSION_STRING of its build;
  * compare with the header's to catch a stale library). */
 const char *attnscore_version(void);
-
-/** The same as a number, MAJOR * 10000 + MINOR * 100 + PATCH (ATTNSCORE_VERSION_NUMBER). */
-unsigned attnscore_version_number(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// attnscore C++ API: strided matrix views over the C core; no exceptions, no allocation.
+// attnscore C++ API: typed strided views over the C core; no exceptions, no allocation.
 #ifndef ATTNSCORE_ATTNSCORE_HPP
 #define ATTNSCORE_ATTNSCORE_HPP
 
@@ -14,6 +14,12 @@ namespace attnscore {
 using Status = attnscore_status;
 using Level = attnscore_level;
 using Dtype = attnscore_dtype;
+
+/// An IEEE binary16 value held as its bits: storage only (see to_f32, to_f16 and convert).
+struct f16 {
+  std::uint16_t bits;
+};
+static_assert(sizeof(f16) == 2 && alignof(f16) == 2, "f16 is its 16 bits");
 
 /// A row-major matrix view: `rows` x `cols` elements, row i starting at `data + i * ld`.
 template <class T>
@@ -41,6 +47,36 @@ struct MatrixView {
   }
 };
 
+/// Symmetric int8 rows with their float scales (the q_scale / k_scale of attnscore_scores_s8):
+/// `scales` holds `count` floats, 1 (one scale for every row) or m.rows (one per row).
+struct QuantizedView {
+  MatrixView<const std::int8_t> m;
+  const float *scales = nullptr;
+  std::size_t count = 0;
+
+  constexpr QuantizedView() = default;
+  constexpr QuantizedView(MatrixView<const std::int8_t> m_, const float *scales_,
+                          std::size_t count_)
+      : m(m_), scales(scales_), count(count_) {}
+};
+
+/// The bits of a view's elements (no member access: the data pointer may be null).
+inline const std::uint16_t *f16_bits(const f16 *p) noexcept {
+  return reinterpret_cast<const std::uint16_t *>(p);
+}
+inline std::uint16_t *f16_bits(f16 *p) noexcept { return reinterpret_cast<std::uint16_t *>(p); }
+
+namespace detail {
+template <class T>
+struct DtypeOf;
+template <>
+struct DtypeOf<float> : std::integral_constant<Dtype, ATTNSCORE_DTYPE_F32> {};
+template <>
+struct DtypeOf<f16> : std::integral_constant<Dtype, ATTNSCORE_DTYPE_F16> {};
+template <>
+struct DtypeOf<std::int8_t> : std::integral_constant<Dtype, ATTNSCORE_DTYPE_S8> {};
+}  // namespace detail
+
 /// s = scale * q * k^T with q: n_q x d, k: n_k x d, s: n_q x n_k (scale 0: 1/sqrt(d)).
 /// Returns ATTNSCORE_ERR_SHAPE_MISMATCH, and writes nothing, if the shapes disagree; otherwise
 /// exactly what attnscore_scores_f32 returns.
@@ -51,90 +87,22 @@ inline Status scores(MatrixView<const float> q, MatrixView<const float> k, Matri
                               scale);
 }
 
-/// attnscore_scores_f32_parallel over views: the same bits as scores() for any thread count.
-inline Status scores(MatrixView<const float> q, MatrixView<const float> k, MatrixView<float> s,
-                     const attnscore_parallel &par, float scale = 0.0f) noexcept {
-  if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_f32_parallel(&par, q.rows, k.rows, q.cols, q.data, q.ld, k.data, k.ld,
-                                       s.data, s.ld, scale);
-}
-
-/// The built-in thread pool (attnscore_pool_create), owned: its threads stop with it.
-class ThreadPool {
- public:
-  /// `threads` in all, the caller's included (0: one per CPU); check status().
-  explicit ThreadPool(std::size_t threads = 0) noexcept
-      : status_(attnscore_pool_create(threads, &pool_)) {}
-  ~ThreadPool() { attnscore_pool_destroy(pool_); }
-  ThreadPool(const ThreadPool &) = delete;
-  ThreadPool &operator=(const ThreadPool &) = delete;
-
-  /// ATTNSCORE_OK if the threads started, else why not.
-  Status status() const noexcept { return status_; }
-  /// Threads in all (0 if it did not start).
-  std::size_t threads() const noexcept { return attnscore_pool_threads(pool_); }
-  /// The parallel-for to pass to parallel calls.
-  attnscore_parallel parallel() const noexcept { return attnscore_pool_parallel(pool_); }
-
- private:
-  attnscore_pool *pool_ = nullptr;
-  Status status_;
-};
-
-/// The packed key cache over caller memory (see attnscore_kcache_f32_init): K kept in the
-/// kernels' layout, appended a token at a time. Allocation-free; not copyable (it points into
-/// the memory it was given).
-class KeyCache {
- public:
-  /// Bytes of memory for `capacity` keys of dimension d (0 on overflow or a zero argument).
-  static std::size_t bytes(std::size_t capacity, std::size_t d) noexcept {
-    return attnscore_kcache_f32_bytes(capacity, d);
-  }
-  /// Initialises the cache in `mem`; check status() before use.
-  KeyCache(void *mem, std::size_t mem_bytes, std::size_t capacity, std::size_t d) noexcept
-      : status_(attnscore_kcache_f32_init(mem, mem_bytes, capacity, d, &cache_)) {}
-  KeyCache(const KeyCache &) = delete;
-  KeyCache &operator=(const KeyCache &) = delete;
-
-  /// ATTNSCORE_OK if the cache was initialised, else why not.
-  Status status() const noexcept { return status_; }
-  /// Appends the rows of `k` (k.cols must be the cache's d: ATTNSCORE_ERR_SHAPE_MISMATCH).
-  Status append(MatrixView<const float> k) noexcept {
-    if (status_ != ATTNSCORE_OK) return status_;
-    if (k.rows != 0 && k.cols != d()) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-    return attnscore_kcache_f32_append(cache_, k.rows, k.data, k.ld);
-  }
-  /// Keys held.
-  std::size_t size() const noexcept { return attnscore_kcache_f32_size(cache_); }
-  /// The key dimension (0 if not initialised).
-  std::size_t d() const noexcept { return attnscore_kcache_f32_dim(cache_); }
-  /// Forgets every key.
-  Status clear() noexcept { return attnscore_kcache_f32_clear(cache_); }
-  /// The C handle.
-  const attnscore_kcache_f32 *handle() const noexcept { return cache_; }
-
- private:
-  attnscore_kcache_f32 *cache_ = nullptr;
-  Status status_;
-};
-
-/// s = scale * q * K^T against every key in the cache (s: q.rows x cache.size()).
-inline Status scores(MatrixView<const float> q, const KeyCache &cache, MatrixView<float> s,
+/// The same from binary16 q and k, f32 accumulation and output: attnscore_scores_f16.
+inline Status scores(MatrixView<const f16> q, MatrixView<const f16> k, MatrixView<float> s,
                      float scale = 0.0f) noexcept {
-  if (cache.status() != ATTNSCORE_OK) return cache.status();
-  if (q.cols != cache.d() || s.rows != q.rows || s.cols != cache.size())
-    return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_f32_kcache(q.rows, q.data, q.ld, cache.handle(), s.data, s.ld, scale);
+  if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_f16(q.rows, k.rows, q.cols, f16_bits(q.data), q.ld, f16_bits(k.data),
+                              k.ld, s.data, s.ld, scale);
 }
 
-/// attnscore_scores_f32_kcache_parallel over views: the same bits as scores(q, cache, s).
-inline Status scores(MatrixView<const float> q, const KeyCache &cache, MatrixView<float> s,
-                     const attnscore_parallel &par, float scale = 0.0f) noexcept {
-  if (cache.status() != ATTNSCORE_OK) return cache.status();
-  if (q.cols != cache.d() || s.rows != q.rows || s.cols != cache.size())
+/// s[i][j] = (float)acc_ij * ((q_scale * scale) * k_scale) from int8 q and k: attnscore_scores_s8
+/// (ATTNSCORE_ERR_SHAPE_MISMATCH first; a wrong scale count is the C call's BAD_SCALE_COUNT).
+inline Status scores(QuantizedView q, QuantizedView k, MatrixView<float> s,
+                     float scale = 0.0f) noexcept {
+  if (q.m.cols != k.m.cols || s.rows != q.m.rows || s.cols != k.m.rows)
     return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_f32_kcache_parallel(&par, q.rows, q.data, q.ld, cache.handle(), s.data,
-                                              s.ld, scale);
+  return attnscore_scores_s8(q.m.rows, k.m.rows, q.m.cols, q.m.data, q.m.ld, q.scales, q.count,
+                             k.m.data, k.m.ld, k.scales, k.count, s.data, s.ld, scale);
 }
 
 /// A strided `heads` x `rows` x `cols` tensor view: element (h, i, j) at
@@ -162,185 +130,323 @@ struct HeadsView {
   template <class U, std::enable_if_t<std::is_convertible<U *, T *>::value, int> = 0>
   constexpr HeadsView(const HeadsView<U> &o)  // NOLINT(google-explicit-constructor)
       : HeadsView(o.data, o.heads, o.rows, o.cols, o.head_stride, o.row_stride) {}
+  /// A matrix as one head.
+  template <class U, std::enable_if_t<std::is_convertible<U *, T *>::value, int> = 0>
+  constexpr HeadsView(const MatrixView<U> &m)  // NOLINT(google-explicit-constructor)
+      : HeadsView(m.data, 1, m.rows, m.cols, m.rows * m.ld, m.ld) {}
+};
+
+/// Symmetric int8 heads with their float scales: row i of head h scaled by
+/// `scales[h * scale_head_stride + i * scale_row_stride]`, scale_row_stride 1 (one per row) or
+/// 0 (one per head; both 0: one for the tensor).
+struct QuantizedHeadsView {
+  HeadsView<const std::int8_t> m;
+  const float *scales = nullptr;
+  std::size_t scale_head_stride = 0, scale_row_stride = 0;
+
+  constexpr QuantizedHeadsView() = default;
+  constexpr QuantizedHeadsView(HeadsView<const std::int8_t> m_, const float *scales_,
+                               std::size_t scale_head_stride_, std::size_t scale_row_stride_)
+      : m(m_),
+        scales(scales_),
+        scale_head_stride(scale_head_stride_),
+        scale_row_stride(scale_row_stride_) {}
+  /// One scale per row, dense: head h's at scales + h * m.rows.
+  constexpr QuantizedHeadsView(HeadsView<const std::int8_t> m_, const float *scales_)
+      : QuantizedHeadsView(m_, scales_, m_.rows, 1) {}
+  /// A quantized matrix as one head (a count neither 1 nor rows: BAD_SCALE_COUNT from the call).
+  constexpr QuantizedHeadsView(const QuantizedView &q)  // NOLINT(google-explicit-constructor)
+      : QuantizedHeadsView(q.m, q.scales, 0,
+                           q.count == q.m.rows ? 1
+                           : q.count == 1      ? 0
+                                               : ~std::size_t{0}) {}
+};
+
+/// The built-in thread pool (attnscore_pool_create), owned: its threads stop with it.
+class ThreadPool {
+ public:
+  /// `threads` in all, the caller's included (0: one per CPU); check status().
+  explicit ThreadPool(std::size_t threads = 0) noexcept
+      : status_(attnscore_pool_create(threads, &pool_)) {}
+  ~ThreadPool() { attnscore_pool_destroy(pool_); }
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  /// ATTNSCORE_OK if the threads started, else why not.
+  Status status() const noexcept { return status_; }
+  /// Threads in all (0 if it did not start).
+  std::size_t threads() const noexcept { return parallel().threads; }
+  /// The parallel-for to pass to the C calls.
+  attnscore_parallel parallel() const noexcept { return attnscore_pool_parallel(pool_); }
+
+ private:
+  attnscore_pool *pool_ = nullptr;
+  Status status_;
+};
+
+/// Where a call runs its tasks: none (the calling thread, the default), a caller's
+/// attnscore_parallel, or a ThreadPool (one that did not start makes the call return its status).
+class Parallel {
+ public:
+  constexpr Parallel() noexcept = default;
+  Parallel(const attnscore_parallel *par) noexcept  // NOLINT(google-explicit-constructor)
+      : par_(par != nullptr ? *par : attnscore_parallel{}), set_(par != nullptr) {}
+  Parallel(const attnscore_parallel &par) noexcept  // NOLINT(google-explicit-constructor)
+      : par_(par), set_(true) {}
+  Parallel(const ThreadPool &pool) noexcept  // NOLINT(google-explicit-constructor)
+      : par_(pool.parallel()), set_(pool.status() == ATTNSCORE_OK), status_(pool.status()) {}
+
+  /// ATTNSCORE_OK, or the status of a pool that did not start.
+  Status status() const noexcept { return status_; }
+  /// The C argument (nullptr: the calling thread).
+  const attnscore_parallel *get() const noexcept { return set_ ? &par_ : nullptr; }
+
+ private:
+  attnscore_parallel par_{};
+  bool set_ = false;
+  Status status_ = ATTNSCORE_OK;
+};
+
+namespace detail {
+// The keys a cache of T appends: a view of T, int8 with its scales.
+template <class T>
+using KeysOf =
+    std::conditional_t<std::is_same<T, std::int8_t>::value, QuantizedHeadsView, HeadsView<const T>>;
+
+template <class T>
+const HeadsView<T> &shape(const HeadsView<T> &v) noexcept {
+  return v;
+}
+inline const HeadsView<const std::int8_t> &shape(const QuantizedHeadsView &v) noexcept {
+  return v.m;
+}
+
+template <class T>
+attnscore_tensor tensor(const HeadsView<const T> &v) noexcept {
+  return {v.data, DtypeOf<T>::value, v.head_stride, v.row_stride, nullptr, 0, 0};
+}
+inline attnscore_tensor tensor(const QuantizedHeadsView &v) noexcept {
+  return {v.m.data, ATTNSCORE_DTYPE_S8,  v.m.head_stride,   v.m.row_stride,
+          v.scales, v.scale_head_stride, v.scale_row_stride};
+}
+template <class T>
+attnscore_output output(const HeadsView<T> &v) noexcept {
+  return {v.data, DtypeOf<T>::value, v.head_stride, v.row_stride};
+}
+}  // namespace detail
+
+/// A packed KV cache of keys over caller memory (attnscore_cache): `heads` KV heads of up to
+/// `capacity` tokens of dimension d, of element type T (float, f16 or std::int8_t: the dtype is
+/// part of the type, so Q and the appended keys are checked against it at compile time).
+/// Allocation-free; not copyable (it points into the memory it was given).
+template <class T>
+class KeyCache {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, f16>::value ||
+                    std::is_same<T, std::int8_t>::value,
+                "KeyCache<T>: T is float, f16 or std::int8_t");
+
+ public:
+  /// What append() takes: HeadsView<const T>, or for int8 a QuantizedHeadsView (one scale per
+  /// key: scale_row_stride 1).
+  using Keys = detail::KeysOf<T>;
+
+  /// Bytes of memory for the cache (0 on overflow or a zero argument).
+  static std::size_t bytes(std::size_t heads, std::size_t capacity, std::size_t d) noexcept {
+    const attnscore_cache_shape shape = make_shape(heads, capacity, d);
+    return attnscore_cache_bytes(&shape);
+  }
+  /// Initialises the cache in `mem`; check status() before use.
+  KeyCache(void *mem, std::size_t mem_bytes, std::size_t heads, std::size_t capacity,
+           std::size_t d) noexcept
+      : shape_(make_shape(heads, capacity, d)) {
+    status_ = attnscore_cache_init(mem, mem_bytes, &shape_, &cache_);
+    if (status_ != ATTNSCORE_OK) cache_ = nullptr;
+  }
+  KeyCache(const KeyCache &) = delete;
+  KeyCache &operator=(const KeyCache &) = delete;
+
+  /// ATTNSCORE_OK if the cache was initialised, else why not.
+  Status status() const noexcept { return status_; }
+  /// Appends k.rows tokens of every head (k: heads() x n x d(), else
+  /// ATTNSCORE_ERR_SHAPE_MISMATCH); then what attnscore_cache_append returns.
+  Status append(const Keys &k) noexcept {
+    if (status_ != ATTNSCORE_OK) return status_;
+    const auto &v = detail::shape(k);
+    if (v.rows == 0) return ATTNSCORE_OK;
+    if (v.heads != heads() || v.cols != d()) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+    const attnscore_tensor t = detail::tensor(k);
+    return attnscore_cache_append(cache_, v.rows, &t);
+  }
+  /// Tokens held per head.
+  std::size_t size() const noexcept { return attnscore_cache_size(cache_); }
+  /// KV heads (0 if not initialised).
+  std::size_t heads() const noexcept { return cache_ != nullptr ? shape_.heads : 0; }
+  /// Tokens per head it can hold (0 if not initialised).
+  std::size_t capacity() const noexcept { return cache_ != nullptr ? shape_.capacity : 0; }
+  /// The key dimension (0 if not initialised).
+  std::size_t d() const noexcept { return cache_ != nullptr ? shape_.d : 0; }
+  /// Keeps the first `size` tokens of every head (above size(): ATTNSCORE_ERR_SHAPE_MISMATCH).
+  Status truncate(std::size_t size) noexcept {
+    return status_ != ATTNSCORE_OK ? status_ : attnscore_cache_truncate(cache_, size);
+  }
+  /// Forgets every token.
+  Status clear() noexcept { return truncate(0); }
+  /// The C handle (nullptr if not initialised).
+  const attnscore_cache *handle() const noexcept { return cache_; }
+  attnscore_cache *handle() noexcept { return cache_; }
+
+ private:
+  static attnscore_cache_shape make_shape(std::size_t heads, std::size_t capacity,
+                                          std::size_t d) noexcept {
+    return {ATTNSCORE_CACHE_KEYS, detail::DtypeOf<T>::value, heads, capacity, d};
+  }
+
+  attnscore_cache_shape shape_;
+  attnscore_cache *cache_ = nullptr;
+  Status status_;
 };
 
 /// The options of an attention step (see attnscore_attention_desc).
 struct AttentionOptions {
-  float scale = 0.0f;          ///< 0: 1/sqrt(d)
-  float softcap = 0.0f;        ///< 0: none
-  unsigned mask = 0;           ///< ATTNSCORE_MASK_* bits
-  std::size_t pos_offset = 0;  ///< position of query row 0
-  std::size_t window = 0;      ///< for ATTNSCORE_MASK_WINDOW
-  bool softmax = false;        ///< rows of S become softmax weights
+  float scale = 0.0f;           ///< 0: 1/sqrt(d)
+  float softcap = 0.0f;         ///< 0: none
+  unsigned mask = 0;            ///< ATTNSCORE_MASK_* bits
+  std::size_t pos_offset = 0;   ///< position of query row 0
+  std::size_t window = 0;       ///< keys seen under ATTNSCORE_MASK_WINDOW
+  bool softmax = false;         ///< rows of S become softmax weights
+  bool f16_accumulate = false;  ///< ATTNSCORE_ATTN_F16_ACCUMULATE (f16 Q and K only)
 };
 
 namespace detail {
-// The descriptor of an attention step on views (shapes already checked).
-template <class T>
-inline attnscore_attention_desc attention_desc(const HeadsView<const T> &q,
-                                               const HeadsView<const T> &k,
-                                               std::size_t s_head_stride, std::size_t s_row_stride,
-                                               const AttentionOptions &o) noexcept {
-  attnscore_attention_desc a =
-      attnscore_attention_desc_dense(q.heads, k.heads, q.rows, k.rows, q.cols);
-  a.q_head_stride = q.head_stride;
-  a.q_row_stride = q.row_stride;
-  a.k_head_stride = k.head_stride;
-  a.k_row_stride = k.row_stride;
-  a.s_head_stride = s_head_stride;
-  a.s_row_stride = s_row_stride;
-  a.scale = o.scale;
-  a.softcap = o.softcap;
-  a.mask = o.mask;
-  a.pos_offset = o.pos_offset;
-  a.window = o.window;
-  a.flags = o.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u;
+template <class Q, class S>
+attnscore_attention_desc desc(const Q &q, std::size_t heads_kv, std::size_t n_k, const S &s,
+                              const AttentionOptions &o) noexcept {
+  const auto &qv = shape(q);
+  attnscore_attention_desc a{};
+  a.heads_q = qv.heads, a.heads_kv = heads_kv, a.n_q = qv.rows, a.n_k = n_k, a.d = qv.cols;
+  a.q = tensor(q);
+  a.s = output(s);
+  a.scale = o.scale, a.softcap = o.softcap, a.mask = o.mask;
+  a.pos_offset = o.pos_offset, a.window = o.window;
+  a.flags = (o.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u) |
+            (o.f16_accumulate ? ATTNSCORE_ATTN_F16_ACCUMULATE : 0u);
   return a;
+}
+
+template <class Q, class K, class S>
+Status attention(const Q &q, const K &k, const S &s, const AttentionOptions &o,
+                 const Parallel &par) noexcept {
+  const auto &qv = shape(q), &kv = shape(k);
+  if (qv.cols != kv.cols || s.heads != qv.heads || s.rows != qv.rows || s.cols != kv.rows)
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  if (par.status() != ATTNSCORE_OK) return par.status();
+  attnscore_attention_desc a = desc(q, kv.heads, kv.rows, s, o);
+  a.k = tensor(k);
+  return attnscore_attention(&a, par.get());
+}
+
+template <class Q, class T, class S>
+Status attention(const Q &q, const KeyCache<T> &k, const S &s, const AttentionOptions &o,
+                 const Parallel &par) noexcept {
+  if (k.status() != ATTNSCORE_OK) return k.status();
+  const auto &qv = shape(q);
+  if (qv.cols != k.d() || s.heads != qv.heads || s.rows != qv.rows || s.cols > k.size())
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  if (par.status() != ATTNSCORE_OK) return par.status();
+  attnscore_attention_desc a = desc(q, k.heads(), s.cols, s, o);
+  a.k.dtype = DtypeOf<T>::value;
+  a.k_cache = k.handle();
+  return attnscore_attention(&a, par.get());
 }
 }  // namespace detail
 
-/// One attention-scores step of every head: q: heads_q x n_q x d, k: heads_kv x n_k x d,
-/// s: heads_q x n_q x n_k. ATTNSCORE_ERR_SHAPE_MISMATCH (nothing written) if the shapes
-/// disagree; otherwise exactly what attnscore_attention_f32 returns.
+/// One attention-scores step of every head (attnscore_attention): q: heads_q x n_q x d,
+/// K: heads_kv x n_k x d (heads_kv dividing heads_q), s: heads_q x n_q x n_k as float or f16.
+/// K is a view, or the first s.cols tokens of a KeyCache of the same element type (usually all
+/// of them: s.cols == cache.size()). ATTNSCORE_ERR_SHAPE_MISMATCH (nothing written) if the
+/// shapes disagree; a cache's or a pool's failed status; otherwise what attnscore_attention
+/// returns. Unmasked scores without softcap are the bits of scores() on each head.
+///@{
 inline Status attention(HeadsView<const float> q, HeadsView<const float> k, HeadsView<float> s,
-                        const AttentionOptions &o = AttentionOptions()) noexcept {
-  if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
-    return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  const attnscore_attention_desc a = detail::attention_desc(q, k, s.head_stride, s.row_stride, o);
-  return attnscore_attention_f32(&a, q.data, k.data, s.data);
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
 }
-
-/// An IEEE binary16 value held as its bits: storage only (convert with to_f32 / to_f16, or in
-/// rows with attnscore_f16_to_f32 / attnscore_f32_to_f16).
-struct f16 {
-  std::uint16_t bits;
-};
-static_assert(sizeof(f16) == 2 && alignof(f16) == 2, "f16 is its 16 bits");
-
-/// The bits of a view's elements (no member access: the data pointer may be null).
-inline const std::uint16_t *f16_bits(const f16 *p) noexcept {
-  return reinterpret_cast<const std::uint16_t *>(p);
-}
-inline std::uint16_t *f16_bits(f16 *p) noexcept { return reinterpret_cast<std::uint16_t *>(p); }
-
-/// attention() with S written as binary16 (attnscore_attention_f32_to_f16): the same checks,
-/// then exactly what that call returns.
 inline Status attention(HeadsView<const float> q, HeadsView<const float> k, HeadsView<f16> s,
-                        const AttentionOptions &o = AttentionOptions()) noexcept {
-  if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
-    return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  const attnscore_attention_desc a = detail::attention_desc(q, k, s.head_stride, s.row_stride, o);
-  return attnscore_attention_f32_to_f16(&a, q.data, k.data, f16_bits(s.data));
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
 }
-
-/// attention() on binary16 Q and K (attnscore_attention_f16): f32 accumulation and output; the
-/// same checks, then exactly what that call returns.
+inline Status attention(HeadsView<const float> q, const KeyCache<float> &k, HeadsView<float> s,
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+inline Status attention(HeadsView<const float> q, const KeyCache<float> &k, HeadsView<f16> s,
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
 inline Status attention(HeadsView<const f16> q, HeadsView<const f16> k, HeadsView<float> s,
-                        const AttentionOptions &o = AttentionOptions()) noexcept {
-  if (q.cols != k.cols || s.heads != q.heads || s.rows != q.rows || s.cols != k.rows)
-    return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  const attnscore_attention_desc a = detail::attention_desc(q, k, s.head_stride, s.row_stride, o);
-  return attnscore_attention_f16(&a, f16_bits(q.data), f16_bits(k.data), s.data);
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
 }
+inline Status attention(HeadsView<const f16> q, HeadsView<const f16> k, HeadsView<f16> s,
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+inline Status attention(HeadsView<const f16> q, const KeyCache<f16> &k, HeadsView<float> s,
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+inline Status attention(HeadsView<const f16> q, const KeyCache<f16> &k, HeadsView<f16> s,
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+inline Status attention(const QuantizedHeadsView &q, const QuantizedHeadsView &k,
+                        HeadsView<float> s, const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+inline Status attention(const QuantizedHeadsView &q, const QuantizedHeadsView &k, HeadsView<f16> s,
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+inline Status attention(const QuantizedHeadsView &q, const KeyCache<std::int8_t> &k,
+                        HeadsView<float> s, const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+inline Status attention(const QuantizedHeadsView &q, const KeyCache<std::int8_t> &k,
+                        HeadsView<f16> s, const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+///@}
 
+/// Converts n values: binary16 to f32 exactly (attnscore_convert).
+inline Status convert(std::size_t n, const f16 *src, float *dst) noexcept {
+  return attnscore_convert(n, ATTNSCORE_DTYPE_F16, src, ATTNSCORE_DTYPE_F32, dst);
+}
+/// Converts n values: f32 to binary16, rounded to nearest even (|x| >= 65520 gives +-Inf).
+inline Status convert(std::size_t n, const float *src, f16 *dst) noexcept {
+  return attnscore_convert(n, ATTNSCORE_DTYPE_F32, src, ATTNSCORE_DTYPE_F16, dst);
+}
 /// The exact f32 value of a binary16 (NaN in a build without f16).
 inline float to_f32(f16 h) noexcept {
   float out;
-  return attnscore_f16_to_f32(1, &h.bits, &out) == ATTNSCORE_OK ? out : __builtin_nanf("");
+  return convert(1, &h, &out) == ATTNSCORE_OK ? out : __builtin_nanf("");
 }
 /// x rounded to the nearest binary16 (ties to even; |x| >= 65520 gives +-Inf).
 inline f16 to_f16(float x) noexcept {
   f16 h{0x7e00};
-  attnscore_f32_to_f16(1, &x, &h.bits);
+  convert(1, &x, &h);
   return h;
-}
-
-/// s = scale * q * k^T from binary16 q and k, f32 accumulation and output; as
-/// attnscore_scores_f16 (ATTNSCORE_ERR_SHAPE_MISMATCH first, as for f32).
-inline Status scores(MatrixView<const f16> q, MatrixView<const f16> k, MatrixView<float> s,
-                     float scale = 0.0f) noexcept {
-  if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_f16(q.rows, k.rows, q.cols, f16_bits(q.data), q.ld, f16_bits(k.data),
-                              k.ld, s.data, s.ld, scale);
-}
-
-/// As above, S written as binary16 (each f32 score rounded once): attnscore_scores_f16_to_f16.
-inline Status scores(MatrixView<const f16> q, MatrixView<const f16> k, MatrixView<f16> s,
-                     float scale = 0.0f) noexcept {
-  if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_f16_to_f16(q.rows, k.rows, q.cols, f16_bits(q.data), q.ld,
-                                     f16_bits(k.data), k.ld, f16_bits(s.data), s.ld, scale);
-}
-
-/// The packed f16 key cache over caller memory (attnscore_kcache_f16_init), as KeyCache.
-class KeyCacheF16 {
- public:
-  static std::size_t bytes(std::size_t capacity, std::size_t d) noexcept {
-    return attnscore_kcache_f16_bytes(capacity, d);
-  }
-  KeyCacheF16(void *mem, std::size_t mem_bytes, std::size_t capacity, std::size_t d) noexcept
-      : status_(attnscore_kcache_f16_init(mem, mem_bytes, capacity, d, &cache_)) {}
-  KeyCacheF16(const KeyCacheF16 &) = delete;
-  KeyCacheF16 &operator=(const KeyCacheF16 &) = delete;
-
-  Status status() const noexcept { return status_; }
-  Status append(MatrixView<const f16> k) noexcept {
-    if (status_ != ATTNSCORE_OK) return status_;
-    if (k.rows != 0 && k.cols != d()) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-    return attnscore_kcache_f16_append(cache_, k.rows, f16_bits(k.data), k.ld);
-  }
-  std::size_t size() const noexcept { return attnscore_kcache_f16_size(cache_); }
-  std::size_t d() const noexcept { return attnscore_kcache_f16_dim(cache_); }
-  Status clear() noexcept { return attnscore_kcache_f16_clear(cache_); }
-  const attnscore_kcache_f16 *handle() const noexcept { return cache_; }
-
- private:
-  attnscore_kcache_f16 *cache_ = nullptr;
-  Status status_;
-};
-
-/// s = scale * q * K^T against every key in the f16 cache.
-inline Status scores(MatrixView<const f16> q, const KeyCacheF16 &cache, MatrixView<float> s,
-                     float scale = 0.0f) noexcept {
-  if (cache.status() != ATTNSCORE_OK) return cache.status();
-  if (q.cols != cache.d() || s.rows != q.rows || s.cols != cache.size())
-    return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_f16_kcache(q.rows, f16_bits(q.data), q.ld, cache.handle(), s.data, s.ld,
-                                     scale);
-}
-
-/// Symmetric int8 rows with their float scales (the q_scale / k_scale of attnscore_scores_s8):
-/// `scales` holds `count` floats, 1 (one scale for every row) or m.rows (one per row).
-struct QuantizedView {
-  MatrixView<const std::int8_t> m;
-  const float *scales = nullptr;
-  std::size_t count = 0;
-
-  constexpr QuantizedView() = default;
-  constexpr QuantizedView(MatrixView<const std::int8_t> m_, const float *scales_,
-                          std::size_t count_)
-      : m(m_), scales(scales_), count(count_) {}
-};
-
-/// s[i][j] = (float)acc_ij * ((q_scale * scale) * k_scale) from int8 q and k (n_q x d, n_k x d),
-/// as attnscore_scores_s8 (ATTNSCORE_ERR_SHAPE_MISMATCH first, as for f32; a wrong scale count
-/// is ATTNSCORE_ERR_BAD_SCALE_COUNT from the C call).
-inline Status scores(QuantizedView q, QuantizedView k, MatrixView<float> s,
-                     float scale = 0.0f) noexcept {
-  if (q.m.cols != k.m.cols || s.rows != q.m.rows || s.cols != k.m.rows)
-    return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_s8(q.m.rows, k.m.rows, q.m.cols, q.m.data, q.m.ld, q.scales, q.count,
-                             k.m.data, k.m.ld, k.scales, k.count, s.data, s.ld, scale);
-}
-
-/// attnscore_scores_s8_parallel over views: the same bits as scores(q, k, s).
-inline Status scores(QuantizedView q, QuantizedView k, MatrixView<float> s,
-                     const attnscore_parallel &par, float scale = 0.0f) noexcept {
-  if (q.m.cols != k.m.cols || s.rows != q.m.rows || s.cols != k.m.rows)
-    return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_s8_parallel(&par, q.m.rows, k.m.rows, q.m.cols, q.m.data, q.m.ld,
-                                      q.scales, q.count, k.m.data, k.m.ld, k.scales, k.count,
-                                      s.data, s.ld, scale);
 }
 
 /// f32 rows to int8 with one scale per row (scales: x.rows floats): attnscore_quantize_s8.
@@ -348,16 +454,15 @@ inline Status scores(QuantizedView q, QuantizedView k, MatrixView<float> s,
 inline Status quantize(MatrixView<const float> x, MatrixView<std::int8_t> out,
                        float *scales) noexcept {
   if (out.rows != x.rows || out.cols != x.cols) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_quantize_s8(x.rows, x.cols, x.data, x.ld, out.data, out.ld, scales);
+  return attnscore_quantize_s8(x.rows, x.cols, ATTNSCORE_DTYPE_F32, x.data, x.ld, out.data, out.ld,
+                               scales);
 }
-
-/// binary16 rows to int8 with one scale per row: attnscore_quantize_f16_s8 (the bits quantize()
-/// gives for the converted rows).
+/// binary16 rows to int8 with one scale per row (the bits quantize() gives the converted rows).
 inline Status quantize(MatrixView<const f16> x, MatrixView<std::int8_t> out,
                        float *scales) noexcept {
   if (out.rows != x.rows || out.cols != x.cols) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_quantize_f16_s8(x.rows, x.cols, f16_bits(x.data), x.ld, out.data, out.ld,
-                                   scales);
+  return attnscore_quantize_s8(x.rows, x.cols, ATTNSCORE_DTYPE_F16, x.data, x.ld, out.data, out.ld,
+                               scales);
 }
 
 /// out[i][t] = q[i][t] * channel_scale[t] (channel_scale: q.cols floats; out may be q itself):
@@ -369,49 +474,12 @@ inline Status fold_channel_scales(MatrixView<const float> q, const float *channe
                                        out.ld);
 }
 
-/// The packed int8 key cache over caller memory (attnscore_kcache_s8_init), as KeyCache; each
-/// key is appended with its scale.
-class KeyCacheS8 {
- public:
-  static std::size_t bytes(std::size_t capacity, std::size_t d) noexcept {
-    return attnscore_kcache_s8_bytes(capacity, d);
-  }
-  KeyCacheS8(void *mem, std::size_t mem_bytes, std::size_t capacity, std::size_t d) noexcept
-      : status_(attnscore_kcache_s8_init(mem, mem_bytes, capacity, d, &cache_)) {}
-  KeyCacheS8(const KeyCacheS8 &) = delete;
-  KeyCacheS8 &operator=(const KeyCacheS8 &) = delete;
-
-  Status status() const noexcept { return status_; }
-  /// Appends the rows of k with one scale each (k_scale: k.rows floats).
-  Status append(MatrixView<const std::int8_t> k, const float *k_scale) noexcept {
-    if (status_ != ATTNSCORE_OK) return status_;
-    if (k.rows != 0 && k.cols != d()) return ATTNSCORE_ERR_SHAPE_MISMATCH;
-    return attnscore_kcache_s8_append(cache_, k.rows, k.data, k.ld, k_scale);
-  }
-  std::size_t size() const noexcept { return attnscore_kcache_s8_size(cache_); }
-  std::size_t d() const noexcept { return attnscore_kcache_s8_dim(cache_); }
-  Status clear() noexcept { return attnscore_kcache_s8_clear(cache_); }
-  const attnscore_kcache_s8 *handle() const noexcept { return cache_; }
-
- private:
-  attnscore_kcache_s8 *cache_ = nullptr;
-  Status status_;
-};
-
-/// int8 scores of q against every key in the cache: attnscore_scores_s8_kcache.
-inline Status scores(QuantizedView q, const KeyCacheS8 &cache, MatrixView<float> s,
-                     float scale = 0.0f) noexcept {
-  if (cache.status() != ATTNSCORE_OK) return cache.status();
-  if (q.m.cols != cache.d() || s.rows != q.m.rows || s.cols != cache.size())
-    return ATTNSCORE_ERR_SHAPE_MISMATCH;
-  return attnscore_scores_s8_kcache(q.m.rows, q.m.data, q.m.ld, q.scales, q.count, cache.handle(),
-                                    s.data, s.ld, scale);
-}
-
 /// The float nearest to 1/sqrt(d), the scale used when 0 is passed.
 inline float default_scale(std::size_t d) noexcept { return attnscore_default_scale(d); }
 /// A static message for a status.
 inline const char *status_string(Status s) noexcept { return attnscore_status_string(s); }
+/// Whether an ATTNSCORE_ATTN_* bit takes its own path now (attnscore_flag_available).
+inline bool flag_available(unsigned flag) noexcept { return attnscore_flag_available(flag) != 0; }
 /// Caps the kernel level (ATTNSCORE_LEVEL_BEST removes the cap).
 inline Status set_max_level(Level level) noexcept { return attnscore_set_max_level(level); }
 /// The cap in force.
@@ -426,6 +494,10 @@ inline Level kernel_level(Dtype dtype = ATTNSCORE_DTYPE_F32) noexcept {
 }
 /// A level's name ("avx2"), or nullptr.
 inline const char *level_name(Level level) noexcept { return attnscore_level_name(level); }
+/// Parses a level name (ATTNSCORE_ERR_UNKNOWN_LEVEL if it is none).
+inline Status level_from_name(const char *name, Level *level) noexcept {
+  return attnscore_level_from_name(name, level);
+}
 /// Whether this CPU can run a level compiled into this build.
 inline bool level_supported(Level level) noexcept { return attnscore_level_supported(level) != 0; }
 /// The CPU features detected at run time (ATTNSCORE_CPU_* bits).

@@ -33,34 +33,34 @@ attnscore_status check_quantize(std::size_t n, std::size_t d, const void *x, std
 
 extern "C" {
 
-attnscore_status attnscore_quantize_s8(size_t n, size_t d, const float *x, size_t ldx, int8_t *out,
-                                       size_t ldo, float *scales) {
+attnscore_status attnscore_quantize_s8(size_t n, size_t d, attnscore_dtype src_dtype,
+                                       const void *x_in, size_t ldx, int8_t *out, size_t ldo,
+                                       float *scales) {
+  const int dtype = enum_int(src_dtype);
+  if (dtype != ATTNSCORE_DTYPE_F32 && dtype != ATTNSCORE_DTYPE_F16)
+    return ATTNSCORE_ERR_UNKNOWN_DTYPE;
 #if !ATTNSCORE_HAVE_S8
-  (void)n, (void)d, (void)x, (void)ldx, (void)out, (void)ldo, (void)scales;
+  (void)n, (void)d, (void)x_in, (void)ldx, (void)out, (void)ldo, (void)scales;
   return ATTNSCORE_ERR_UNKNOWN_DTYPE;
 #else
+  if (dtype == ATTNSCORE_DTYPE_F16 && !ATTNSCORE_HAVE_F16) return ATTNSCORE_ERR_UNKNOWN_DTYPE;
   if (n == 0) return ATTNSCORE_OK;
-  const attnscore_status st = check_quantize(n, d, x, ldx, sizeof(float), out, ldo, scales);
-  if (st != ATTNSCORE_OK) return st;
-  // Checked before anything is written: nothing is written on error.
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t t = 0; t < d; ++t) {
-      std::uint32_t bits;
-      std::memcpy(&bits, x + i * ldx + t, sizeof bits);
-      if ((bits & 0x7f800000u) == 0x7f800000u) return ATTNSCORE_ERR_NOT_FINITE;
-    }
-  active_kernel_s8().quant(n, d, x, ldx, out, ldo, scales);
-  return ATTNSCORE_OK;
-#endif
-}
-
-attnscore_status attnscore_quantize_f16_s8(size_t n, size_t d, const uint16_t *x, size_t ldx,
-                                           int8_t *out, size_t ldo, float *scales) {
-#if !ATTNSCORE_HAVE_S8 || !ATTNSCORE_HAVE_F16
-  (void)n, (void)d, (void)x, (void)ldx, (void)out, (void)ldo, (void)scales;
-  return ATTNSCORE_ERR_UNKNOWN_DTYPE;
-#else
-  if (n == 0) return ATTNSCORE_OK;
+  if (dtype == ATTNSCORE_DTYPE_F32) {
+    const float *x = static_cast<const float *>(x_in);
+    const attnscore_status st = check_quantize(n, d, x, ldx, sizeof(float), out, ldo, scales);
+    if (st != ATTNSCORE_OK) return st;
+    // Checked before anything is written: nothing is written on error.
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t t = 0; t < d; ++t) {
+        std::uint32_t bits;
+        std::memcpy(&bits, x + i * ldx + t, sizeof bits);
+        if ((bits & 0x7f800000u) == 0x7f800000u) return ATTNSCORE_ERR_NOT_FINITE;
+      }
+    active_kernel_s8().quant(n, d, x, ldx, out, ldo, scales);
+    return ATTNSCORE_OK;
+  }
+#if ATTNSCORE_HAVE_F16
+  const std::uint16_t *x = static_cast<const std::uint16_t *>(x_in);
   const attnscore_status st = check_quantize(n, d, x, ldx, sizeof(std::uint16_t), out, ldo, scales);
   if (st != ATTNSCORE_OK) return st;
   for (std::size_t i = 0; i < n; ++i)
@@ -93,6 +93,7 @@ attnscore_status attnscore_quantize_f16_s8(size_t n, size_t d, const uint16_t *x
       quant.quant_scaled(len, buf, scale, o + t);
     }
   }
+#endif
   return ATTNSCORE_OK;
 #endif
 }

@@ -6,6 +6,4 @@ extern "C" {
 
 const char *attnscore_version(void) { return ATTNSCORE_VERSION_STRING; }
 
-unsigned attnscore_version_number(void) { return ATTNSCORE_VERSION_NUMBER; }
-
 }  // extern "C"

@@ -23,14 +23,15 @@
 //   key_unit(decoding)                 key splits between tasks are multiples of this
 //   dec(hk, h, i, rows, by_heads, j, cols, s, lds)   the decode shape: heads h ... (row 0) or rows
 //                                      i ... of head h, against keys [j, j + cols)
-//   rebased(hk0, g, i0, j0)            the engine for KV heads from hk0 (g query heads each), query
+//   rebased(h0, hk0, i0, j0)           the engine for query heads from h0, KV heads from hk0, query
 //                                      rows from i0 and keys from j0 (a multiple of key_unit)
 #ifndef ATTNSCORE_DRIVER_HPP
 #define ATTNSCORE_DRIVER_HPP
 
 #include <cstddef>
+#include <cstdint>
 
-#include "core/attention.h"
+#include "core/finish.h"
 #include "dispatch/kernels.h"
 
 namespace attnscore {
@@ -45,6 +46,11 @@ struct Problem {
   unsigned mask = 0;
   std::size_t pos_offset = 0, window = 0;
   SoftmaxSpanFn softmax = nullptr;  // null: no softmax
+#if ATTNSCORE_HAVE_F16
+  // A binary16 S instead (s null; strides shs, srs): f32 blocks rounded once by to_f16.
+  std::uint16_t *s16 = nullptr;
+  ToF16Fn to_f16 = nullptr;
+#endif
 
   bool finishes() const noexcept { return mask != 0 || softcap != 0.0f || softmax != nullptr; }
 
@@ -73,7 +79,7 @@ inline Problem attention_problem(const attnscore_attention_desc &a, float *s, fl
                                  attnscore_level level) noexcept {
   Problem p;
   p.heads_q = a.heads_q, p.heads_kv = a.heads_kv, p.n_q = a.n_q, p.n_k = a.n_k, p.d = a.d;
-  p.s = s, p.shs = a.s_head_stride, p.srs = a.s_row_stride, p.scale = scale;
+  p.s = s, p.shs = a.s.head_stride, p.srs = a.s.row_stride, p.scale = scale;
   p.softcap = a.softcap, p.mask = a.mask, p.pos_offset = a.pos_offset, p.window = a.window;
   p.softmax = (a.flags & ATTNSCORE_ATTN_SOFTMAX) ? softmax_for(level) : nullptr;
   return p;
@@ -83,8 +89,9 @@ inline Problem attention_problem(const attnscore_attention_desc &a, float *s, fl
 // is still in L2 (rounded up to a multiple of MR). Without finishing, all rows form one block.
 constexpr std::size_t kRowBlock = 64;
 
+// Not inlined: one copy per engine, whatever calls it.
 template <class E>
-void drive(const E &e, const Problem &p) noexcept {
+__attribute__((noinline)) void drive(const E &e, const Problem &p) noexcept {
   const std::size_t g = p.heads_q / p.heads_kv, n_q = p.n_q, n_k = p.n_k, d = p.d;
   typename E::Scratch sc;
   const auto finish_group = [&](std::size_t hk, std::size_t r0, std::size_t r1) {
@@ -157,66 +164,50 @@ void drive(const E &e, const Problem &p) noexcept {
     }
 }
 
-// Keys per task below which a decode split costs more than it saves (a few KiB of K).
-constexpr std::size_t kMinDecodeKeys = 256;
+// Where a sub-problem starts in the whole call: its first query head, KV head, query row and key
+// (keys a multiple of the engine's key_unit). Offsets add, as rebased() does.
+struct Offsets {
+  std::size_t h0 = 0, hk0 = 0, i0 = 0, j0 = 0;
+};
 
-// One call split into tasks run through `par`: ranges of KV heads (each with its query heads);
-// else, for unfinished scores, ranges of keys (decode, or prefill with enough panels); else ranges
-// of whole row tiles (their positions, and so the masks, kept). Every element is computed as in
-// the whole call, so the split never changes a bit. par == nullptr: the calling thread; else
-// par->parallel_for is called exactly once, whatever the thread count.
+// An engine with its type erased, for the steps that run once per call or per block of S: the
+// split into tasks and the binary16 blocks. Templated, those steps were compiled once per engine
+// and per caller and made a third of the library on aarch64; only drive() needs the engine's type.
+struct AnyEngine {
+  const void *e;
+  void (*drive_at)(const void *e, const Offsets &o, const Problem &p) noexcept;
+  bool decoding;                   // e.decodes(n_q) of the whole call
+  std::size_t mr, unit, unit_f16;  // e.mr(), e.key_unit(decoding), e.key_unit(false)
+};
+
+// drive() on the engine rebased to `o`.
+template <class E>
+void drive_at(const void *e, const Offsets &o, const Problem &p) noexcept {
+  drive(static_cast<const E *>(e)->rebased(o.h0, o.hk0, o.i0, o.j0), p);
+}
+
+// One call split into tasks run through `par` (split.cpp): ranges of KV heads (each with its query
+// heads); else, for unfinished scores, ranges of keys (decode, or prefill with enough panels);
+// else ranges of whole row tiles (their positions, and so the masks, kept). Every element is
+// computed as in the whole call, so the split never changes a bit. par == nullptr: the calling
+// thread; else par->parallel_for is called exactly once, whatever the thread count. A binary16 S
+// (p.s16) is computed in f32 blocks on the stack, each element then rounded once.
+void drive_parallel(const AnyEngine &e, const Problem &p, const attnscore_parallel *par) noexcept;
+
 template <class E>
 void drive_parallel(const E &e, const Problem &p, const attnscore_parallel *par) noexcept {
-  if (par == nullptr) return drive(e, p);
-  const std::size_t threads = par->threads == 0 ? 1 : par->threads;
-  const auto ceil_div = [](std::size_t a, std::size_t b) { return a / b + (a % b != 0); };
-  enum class By { heads, keys, rows } by = By::heads;
-  std::size_t step = p.heads_kv, n = p.heads_kv;
   const bool decoding = e.decodes(p.n_q);
-  const std::size_t unit = e.key_unit(decoding);
-  if (p.heads_kv >= threads) {
-    step = ceil_div(p.heads_kv, threads);
-  } else if (!p.finishes() && decoding) {
-    const std::size_t tasks = p.n_k / kMinDecodeKeys < threads ? p.n_k / kMinDecodeKeys : threads;
-    by = By::keys, n = p.n_k;
-    step = ceil_div(ceil_div(p.n_k, tasks == 0 ? 1 : tasks), unit) * unit;
-  } else if (!p.finishes() && !decoding && ceil_div(p.n_k, unit) >= threads) {
-    by = By::keys, n = p.n_k;
-    step = ceil_div(ceil_div(p.n_k, unit), threads) * unit;
-  } else if (!decoding && p.n_q >= 2 * e.mr()) {
-    by = By::rows, n = p.n_q;
-    step = ceil_div(ceil_div(p.n_q, e.mr()), threads) * e.mr();
-  }
-  struct Work {
-    const E *e;
-    const Problem *p;
-    By by;
-    std::size_t step, n;
-  } w{&e, &p, by, step, n};
-  const auto task = [](void *ctx, std::size_t index) {
-    const Work &w = *static_cast<const Work *>(ctx);
-    const std::size_t first = index * w.step;
-    if (first >= w.n) return;
-    const std::size_t count = w.n - first < w.step ? w.n - first : w.step;
-    Problem q = *w.p;
-    const std::size_t g = q.heads_q / q.heads_kv;
-    if (w.by == By::heads) {
-      q.s += first * g * q.shs;
-      q.heads_kv = count, q.heads_q = count * g;
-      drive(w.e->rebased(first, g, 0, 0), q);
-    } else if (w.by == By::keys) {
-      q.s += first;
-      q.n_k = count;
-      drive(w.e->rebased(0, g, 0, first), q);
-    } else {
-      q.s += first * q.srs;
-      q.n_q = count;
-      q.pos_offset += first;  // cannot overflow: the whole call's last position fits
-      drive(w.e->rebased(0, g, first, 0), q);
-    }
-  };
-  par->parallel_for(par->ctx, task, &w, ceil_div(n, step));
+  drive_parallel(
+      AnyEngine{&e, &drive_at<E>, decoding, e.mr(), e.key_unit(decoding), e.key_unit(false)}, p,
+      par);
 }
+
+struct CacheCore;
+
+// An attention call (arguments checked; p from attention_problem, its S set) on the engine of its
+// dtype and K source, raw K or the cache c (run.cpp: every engine's drive() is compiled there).
+void run_attention(const attnscore_attention_desc &a, const CacheCore *c, const Problem &p,
+                   const attnscore_parallel *par) noexcept;
 
 }  // namespace attnscore
 

@@ -125,10 +125,10 @@ struct FloatEngine {
     else
       k->dec(rows, cols, d, q.at(h, i), ldq, kv.p + hk * kv.hs + j * kv.rs, kv.rs, s, lds, scale);
   }
-  FloatEngine rebased(std::size_t hk0, std::size_t g, std::size_t i0,
+  FloatEngine rebased(std::size_t h0, std::size_t hk0, std::size_t i0,
                       std::size_t j0) const noexcept {
     FloatEngine e = *this;
-    e.q = q.rebased(hk0 * g, i0);
+    e.q = q.rebased(h0, i0);
     e.kv.p += hk0 * kv.hs + (kCache ? j0 / nr() * kv.rs : j0 * kv.rs);
     return e;
   }
@@ -175,10 +175,10 @@ struct F16AccEngine {
     k->acc(rows, cols, d, q.at(h, i), by_heads ? q.hs : q.rs, kv.p + hk * kv.hs + j * kv.rs, kv.rs,
            s, lds, scale);
   }
-  F16AccEngine rebased(std::size_t hk0, std::size_t g, std::size_t i0,
+  F16AccEngine rebased(std::size_t h0, std::size_t hk0, std::size_t i0,
                        std::size_t j0) const noexcept {
     F16AccEngine e = *this;
-    e.q = q.rebased(hk0 * g, i0);
+    e.q = q.rebased(h0, i0);
     e.kv.p += hk0 * kv.hs + j0 * kv.rs;
     return e;
   }
@@ -289,10 +289,10 @@ struct S8Engine {
                 ks.p + hk * ks.hs + j * ks.rs, ks.rs, s + r * lds);
     }
   }
-  S8Engine rebased(std::size_t hk0, std::size_t g, std::size_t i0, std::size_t j0) const noexcept {
+  S8Engine rebased(std::size_t h0, std::size_t hk0, std::size_t i0, std::size_t j0) const noexcept {
     S8Engine e = *this;
-    e.q = q.rebased(hk0 * g, i0);
-    e.qs = qs.rebased(hk0 * g, i0);
+    e.q = q.rebased(h0, i0);
+    e.qs = qs.rebased(h0, i0);
     if constexpr (kCache) {
       const std::size_t p = j0 / k->nr;
       e.kv.p += hk0 * kv.hs + p * cache.panel_bytes;

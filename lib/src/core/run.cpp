@@ -1,11 +1,98 @@
 // SPDX-License-Identifier: Apache-2.0
-// The driver's entry points at one kernel row (arguments checked, scale resolved): each binds the
-// row and its raw K to an engine (engines.hpp) and runs the one loop (driver.hpp). The public
-// calls, the parallel calls and the kernel tests all come through here.
+// The driver's entry points (arguments checked, scale resolved): each binds a kernel row and its K,
+// raw or a cache, to an engine (engines.hpp) and runs the one loop (driver.hpp). The public calls
+// and the kernel tests all come through here, so each engine's loop is compiled once.
+#include "core/checks.h"
 #include "core/engines.hpp"
+#include "core/kcache.h"
 #include "dispatch/kernels.h"
 
 namespace attnscore {
+namespace {
+
+template <class T>
+QView<T> q_view(const attnscore_tensor &t) noexcept {
+  return {static_cast<const T *>(t.data), t.head_stride, t.row_stride};
+}
+template <class T>
+KView<T> k_view(const attnscore_tensor &t) noexcept {
+  return {static_cast<const T *>(t.data), t.head_stride, t.row_stride};
+}
+#if ATTNSCORE_HAVE_S8
+ScaleView scale_view(const attnscore_tensor &t) noexcept {
+  return {t.scale, t.scale_head_stride, t.scale_row_stride};
+}
+#endif
+
+// A float cache's panels as K: KV head hk's first panel at hk * P * NR * d elements.
+template <class T>
+KView<T> cache_view(const CacheCore &c) noexcept {
+  const std::size_t stride = c.nr * c.d;
+  return {reinterpret_cast<const T *>(c.panels), c.panels_per_head * stride, stride};
+}
+
+}  // namespace
+
+void run_attention(const attnscore_attention_desc &a, const CacheCore *c, const Problem &p,
+                   const attnscore_parallel *par) noexcept {
+  const std::size_t d = a.d;
+  const float scale = p.scale;
+  switch (enum_int(a.q.dtype)) {
+    case ATTNSCORE_DTYPE_F32:
+      if (c != nullptr)
+        return drive_parallel(F32Engine<true>{static_cast<const KernelF32 *>(c->kernel),
+                                              q_view<float>(a.q), cache_view<float>(*c), d, scale},
+                              p, par);
+      return drive_parallel(
+          F32Engine<false>{&active_kernel_f32(), q_view<float>(a.q), k_view<float>(a.k), d, scale},
+          p, par);
+#if ATTNSCORE_HAVE_F16
+    case ATTNSCORE_DTYPE_F16: {
+      using U = std::uint16_t;
+      if (c != nullptr)
+        return drive_parallel(F16Engine<true>{static_cast<const KernelF16 *>(c->kernel),
+                                              q_view<U>(a.q), cache_view<U>(*c), d, scale},
+                              p, par);
+      const KernelF16 &k =
+          (a.flags & ATTNSCORE_ATTN_F16_ACCUMULATE) ? active_kernel_f16acc() : active_kernel_f16();
+      if (k.acc != nullptr)
+        return drive_parallel(F16AccEngine{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
+      return drive_parallel(F16Engine<false>{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
+    }
+#endif
+#if ATTNSCORE_HAVE_S8
+    case ATTNSCORE_DTYPE_S8: {
+      using I = std::int8_t;
+      if (c != nullptr) {
+        const std::size_t P = c->panels_per_head;
+        const S8CacheView view{c->panel_bytes,        c->chunks, c->sums,
+                               P * c->chunks * c->nr, c->scales, P * c->nr};
+        return drive_parallel(
+            S8Engine<true>{static_cast<const KernelS8 *>(c->kernel),
+                           q_view<I>(a.q),
+                           scale_view(a.q),
+                           {reinterpret_cast<const I *>(c->panels), P * c->panel_bytes, 0},
+                           {},
+                           view,
+                           d,
+                           scale},
+            p, par);
+      }
+      return drive_parallel(S8Engine<false>{&active_kernel_s8(),
+                                            q_view<I>(a.q),
+                                            scale_view(a.q),
+                                            k_view<I>(a.k),
+                                            scale_view(a.k),
+                                            {},
+                                            d,
+                                            scale},
+                            p, par);
+    }
+#endif
+    default:
+      return;  // checked: not reached
+  }
+}
 
 void run_f32(const KernelF32 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
              const float *q, std::size_t ldq, const float *k, std::size_t ldk, float *s,
@@ -40,29 +127,6 @@ void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_
                         d,
                         scale},
         scores_problem(n_q, n_k, d, s, lds, scale));
-}
-#endif
-
-void run_attention_f32(const KernelF32 &kernel, const attnscore_attention_desc &a, const float *q,
-                       const float *k, float *s, float scale) noexcept {
-  drive(F32Engine<false>{&kernel,
-                         {q, a.q_head_stride, a.q_row_stride},
-                         {k, a.k_head_stride, a.k_row_stride},
-                         a.d,
-                         scale},
-        attention_problem(a, s, scale, kernel.level));
-}
-
-#if ATTNSCORE_HAVE_F16
-void run_attention_f16(const KernelF16 &kernel, const attnscore_attention_desc &a,
-                       const std::uint16_t *q, const std::uint16_t *k, float *s,
-                       float scale) noexcept {
-  drive(F16Engine<false>{&kernel,
-                         {q, a.q_head_stride, a.q_row_stride},
-                         {k, a.k_head_stride, a.k_row_stride},
-                         a.d,
-                         scale},
-        attention_problem(a, s, scale, kernel.level));
 }
 #endif
 

@@ -9,7 +9,7 @@
 #include <limits>
 #include <xsimd/xsimd.hpp>
 
-#include "core/attention.h"
+#include "core/finish.h"
 
 namespace attnscore {
 namespace softmax {

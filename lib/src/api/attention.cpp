@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// attnscore_attention: the descriptor's checks in the header's order, then the engine of its
+// dtype and K source through the one driver (split through the caller's parallel-for).
+#include <cstring>
+
+#include "core/checks.h"
+#include "core/driver.hpp"
+#include "core/finish.h"
+#include "core/kcache.h"
+#include "dispatch/kernels.h"
+
+namespace attnscore {
+namespace {
+
+constexpr unsigned kKnownMask = ATTNSCORE_MASK_CAUSAL | ATTNSCORE_MASK_WINDOW;
+constexpr unsigned kKnownFlags = ATTNSCORE_ATTN_SOFTMAX | ATTNSCORE_ATTN_F16_ACCUMULATE;
+
+bool built(int dtype) noexcept {
+  return dtype == ATTNSCORE_DTYPE_F32 || (ATTNSCORE_HAVE_F16 && dtype == ATTNSCORE_DTYPE_F16) ||
+         (ATTNSCORE_HAVE_S8 && dtype == ATTNSCORE_DTYPE_S8);
+}
+
+std::size_t elem_bytes(int dtype) noexcept {
+  return dtype == ATTNSCORE_DTYPE_F32 ? 4 : dtype == ATTNSCORE_DTYPE_F16 ? 2 : 1;
+}
+
+// Whether the heads x rows x cols elements with strides (hs, rs, 1) are pairwise distinct:
+// rows of cols elements nested in heads (head-major), or heads nested in rows (token-major).
+// Assumes rows > 0, heads > 0 and rs >= cols.
+bool disjoint(std::size_t heads, std::size_t rows, std::size_t cols, std::size_t hs,
+              std::size_t rs) noexcept {
+  if (heads == 1) return true;
+  if (rows == 1) return hs >= cols;
+  std::size_t span;  // elements of one head (rows nested in it) or of one row (heads in it)
+  if (!__builtin_mul_overflow(rows - 1, rs, &span) && !__builtin_add_overflow(span, cols, &span) &&
+      hs >= span)
+    return true;
+  return hs >= cols && !__builtin_mul_overflow(heads - 1, hs, &span) &&
+         !__builtin_add_overflow(span, cols, &span) && rs >= span;
+}
+
+// A usable softcap: 0 (none) or positive, finite and normal (judged by bits, as scale_ok).
+bool softcap_ok(float c) noexcept {
+  std::uint32_t bits;
+  std::memcpy(&bits, &c, sizeof bits);
+  if ((bits & 0x7fffffffu) == 0) return true;  // +0 or -0: no softcap
+  return (bits >> 31) == 0 && scale_ok(c) && (bits & 0x7f800000u) != 0;
+}
+
+// The extent in bytes of an s8 tensor's scales (heads x rows of one float, strides hs, rs).
+bool scales_extent(const attnscore_tensor &t, std::size_t heads, std::size_t rows,
+                   std::size_t *bytes) noexcept {
+  return extent3_bytes(t.scale, heads, rows, 1, t.scale_head_stride, t.scale_row_stride,
+                       sizeof(float), bytes);
+}
+
+// Every scale of an s8 tensor usable (rs 0 or 1, checked before).
+bool tensor_scales_ok(const attnscore_tensor &t, std::size_t heads, std::size_t rows) noexcept {
+  const std::size_t per_head = t.scale_row_stride == 0 ? 1 : rows;
+  for (std::size_t h = 0; h < heads; ++h)
+    if (!scales_ok(t.scale + h * t.scale_head_stride, per_head)) return false;
+  return true;
+}
+
+// Every check of attnscore_attention, in the order the header documents.
+attnscore_status check(const attnscore_attention_desc &a, const CacheCore **cache) noexcept {
+  if (a.heads_q == 0 || a.n_q == 0 || a.n_k == 0) return ATTNSCORE_OK;
+  if (a.d == 0) return ATTNSCORE_ERR_ZERO_DIM;
+  const int qt = enum_int(a.q.dtype), st = enum_int(a.s.dtype);
+  const bool raw_k = a.k_cache == nullptr;
+  if (!built(qt) || (raw_k && !built(enum_int(a.k.dtype))) ||
+      (st != ATTNSCORE_DTYPE_F32 && !(ATTNSCORE_HAVE_F16 && st == ATTNSCORE_DTYPE_F16)))
+    return ATTNSCORE_ERR_UNKNOWN_DTYPE;
+  const bool s8 = qt == ATTNSCORE_DTYPE_S8;
+  if (s8 && a.d > ATTNSCORE_S8_MAX_D) return ATTNSCORE_ERR_DIM_TOO_LARGE;
+  if (a.q.data == nullptr || a.s.data == nullptr || (raw_k && a.k.data == nullptr) ||
+      (s8 && (a.q.scale == nullptr || (raw_k && a.k.scale == nullptr))))
+    return ATTNSCORE_ERR_NULL_POINTER;
+  if (!raw_k) {
+    *cache = cache_core(a.k_cache);
+    if (*cache == nullptr) return ATTNSCORE_ERR_BAD_CACHE;
+  }
+  if ((raw_k ? enum_int(a.k.dtype) : static_cast<int>((*cache)->dtype)) != qt)
+    return ATTNSCORE_ERR_DTYPE_MISMATCH;
+  if (!raw_k && ((*cache)->heads != a.heads_kv || (*cache)->d != a.d || a.n_k > (*cache)->size))
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  if (a.heads_kv == 0 || a.heads_q % a.heads_kv != 0) return ATTNSCORE_ERR_HEADS_MISMATCH;
+  if (a.q.row_stride < a.d) return ATTNSCORE_ERR_BAD_LDQ;
+  if (raw_k && a.k.row_stride < a.d) return ATTNSCORE_ERR_BAD_LDK;
+  if (a.s.row_stride < a.n_k) return ATTNSCORE_ERR_BAD_LDS;
+  if (s8 && (a.q.scale_row_stride > 1 || (raw_k && a.k.scale_row_stride > 1)))
+    return ATTNSCORE_ERR_BAD_SCALE_COUNT;
+  if (!scale_ok(a.scale)) return ATTNSCORE_ERR_BAD_SCALE;
+  if (!softcap_ok(a.softcap)) return ATTNSCORE_ERR_BAD_SOFTCAP;
+  if ((a.mask & ~kKnownMask) != 0 || (a.flags & ~kKnownFlags) != 0 ||
+      ((a.flags & ATTNSCORE_ATTN_F16_ACCUMULATE) && qt != ATTNSCORE_DTYPE_F16))
+    return ATTNSCORE_ERR_BAD_FLAGS;
+  if ((a.mask & ATTNSCORE_MASK_WINDOW) && a.window == 0) return ATTNSCORE_ERR_BAD_WINDOW;
+  std::size_t last;
+  if (a.mask != 0 && __builtin_add_overflow(a.pos_offset, a.n_q - 1, &last))
+    return ATTNSCORE_ERR_POSITION_OVERFLOW;
+  if (!disjoint(a.heads_q, a.n_q, a.d, a.q.head_stride, a.q.row_stride) ||
+      (raw_k && !disjoint(a.heads_kv, a.n_k, a.d, a.k.head_stride, a.k.row_stride)) ||
+      !disjoint(a.heads_q, a.n_q, a.n_k, a.s.head_stride, a.s.row_stride))
+    return ATTNSCORE_ERR_BAD_HEAD_STRIDE;
+  const std::size_t e = elem_bytes(qt);
+  std::size_t q_bytes, k_bytes = 0, s_bytes, qs_bytes = 0, ks_bytes = 0;
+  if (!extent3_bytes(a.q.data, a.heads_q, a.n_q, a.d, a.q.head_stride, a.q.row_stride, e,
+                     &q_bytes) ||
+      (raw_k && !extent3_bytes(a.k.data, a.heads_kv, a.n_k, a.d, a.k.head_stride, a.k.row_stride, e,
+                               &k_bytes)) ||
+      !extent3_bytes(a.s.data, a.heads_q, a.n_q, a.n_k, a.s.head_stride, a.s.row_stride,
+                     elem_bytes(st), &s_bytes) ||
+      (s8 && !scales_extent(a.q, a.heads_q, a.n_q, &qs_bytes)) ||
+      (s8 && raw_k && !scales_extent(a.k, a.heads_kv, a.n_k, &ks_bytes)))
+    return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  const void *s = a.s.data;
+  if (overlaps(s, s_bytes, a.q.data, q_bytes) ||
+      (raw_k ? overlaps(s, s_bytes, a.k.data, k_bytes)
+             : overlaps(s, s_bytes, *cache, (*cache)->bytes)) ||
+      (s8 && overlaps(s, s_bytes, a.q.scale, qs_bytes)) ||
+      (s8 && raw_k && overlaps(s, s_bytes, a.k.scale, ks_bytes)))
+    return ATTNSCORE_ERR_OVERLAP;
+  if (s8 && (!tensor_scales_ok(a.q, a.heads_q, a.n_q) ||
+             (raw_k && !tensor_scales_ok(a.k, a.heads_kv, a.n_k))))
+    return ATTNSCORE_ERR_BAD_QUANT_SCALE;
+  if (st == ATTNSCORE_DTYPE_F16 && (a.flags & ATTNSCORE_ATTN_SOFTMAX) &&
+      a.n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS)
+    return ATTNSCORE_ERR_ROW_TOO_LONG;
+  return ATTNSCORE_OK;
+}
+
+}  // namespace
+}  // namespace attnscore
+
+using namespace attnscore;
+
+extern "C" {
+
+attnscore_attention_desc attnscore_attention_dense(attnscore_dtype dtype, size_t heads_q,
+                                                   size_t heads_kv, size_t n_q, size_t n_k,
+                                                   size_t d) {
+  attnscore_attention_desc a;
+  std::memset(&a, 0, sizeof a);
+  a.heads_q = heads_q, a.heads_kv = heads_kv, a.n_q = n_q, a.n_k = n_k, a.d = d;
+  a.q.dtype = dtype, a.q.head_stride = n_q * d, a.q.row_stride = d;
+  a.k.dtype = dtype, a.k.head_stride = n_k * d, a.k.row_stride = d;
+  if (enum_int(dtype) == ATTNSCORE_DTYPE_S8)  // one scale per row and per key
+    a.q.scale_head_stride = n_q, a.q.scale_row_stride = 1, a.k.scale_head_stride = n_k,
+    a.k.scale_row_stride = 1;
+  a.s.dtype = ATTNSCORE_DTYPE_F32, a.s.head_stride = n_q * n_k, a.s.row_stride = n_k;
+  return a;
+}
+
+attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
+                                     const attnscore_parallel *par) {
+  if (desc == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  const attnscore_attention_desc a = *desc;  // one read: a racing writer cannot split checks
+  const CacheCore *cache = nullptr;
+  const attnscore_status st = check(a, &cache);
+  if (st != ATTNSCORE_OK || a.heads_q == 0 || a.n_q == 0 || a.n_k == 0) return st;
+  if (par != nullptr && par->parallel_for == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  const float scale = a.scale == 0.0f ? attnscore_default_scale(a.d) : a.scale;
+  // The softmax of the f32 kernel chosen now, whatever the dtype: one softmax per cap.
+  Problem p = attention_problem(a, nullptr, scale, active_kernel_f32().level);
+  if (enum_int(a.s.dtype) == ATTNSCORE_DTYPE_F32) {
+    p.s = static_cast<float *>(a.s.data);
+  } else {
+#if ATTNSCORE_HAVE_F16
+    p.s16 = static_cast<std::uint16_t *>(a.s.data);
+    p.to_f16 = active_kernel_f16().to_f16;
+#endif
+  }
+  run_attention(a, cache, p, par);
+  return ATTNSCORE_OK;
+}
+
+int attnscore_flag_available(unsigned flag) {
+  if (flag == ATTNSCORE_ATTN_SOFTMAX) return 1;
+#if ATTNSCORE_HAVE_F16
+  if (flag == ATTNSCORE_ATTN_F16_ACCUMULATE) return active_kernel_f16acc().acc != nullptr;
+#endif
+  return 0;
+}
+
+}  // extern "C"
