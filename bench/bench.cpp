@@ -668,6 +668,26 @@ void measure_limits() {
   benchmark::AddCustomContext("read_gbps_dram_2threads", value);
 }
 
+// The display reporter that --benchmark_format asks for, with the percentage counters (%peak,
+// %bw, %write_bw, %peak_i8) shown as the plain numbers they are: they are computed as rates (the
+// limit's share per second of the benchmark's time), and the console would print "%bw=38.5/s".
+class PlainPercentReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context &context) override { return inner_->ReportContext(context); }
+  void ReportRuns(const std::vector<Run> &runs) override {
+    std::vector<Run> plain = runs;
+    for (Run &run : plain)
+      for (auto &counter : run.counters)
+        if (counter.first.rfind('%', 0) == 0) counter.second.flags = benchmark::Counter::kDefaults;
+    inner_->ReportRuns(plain);
+  }
+  void Finalize() override { inner_->Finalize(); }
+
+ private:
+  // Google Benchmark keeps this one for the whole run (a static it never frees).
+  benchmark::BenchmarkReporter *inner_ = benchmark::CreateDefaultDisplayReporter();
+};
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -694,6 +714,7 @@ int main(int argc, char **argv) {
   // What the board is and what it runs: the CPU features detected and the kernel chosen per
   // dtype (attnscore_<dtype>_kernel), before the limits measured on it.
   benchmark::AddCustomContext("attnscore_version", attnscore_version());
+  for (const auto &kv : bench::cpu_identity()) benchmark::AddCustomContext(kv.first, kv.second);
   benchmark::AddCustomContext("cpu_features", bench::cpu_feature_names());
   for (const auto &dk : bench::kernels_chosen())
     benchmark::AddCustomContext("attnscore_" + dk.first + "_kernel", dk.second);
@@ -772,11 +793,13 @@ int main(int argc, char **argv) {
 #endif
         bench::register_eigen(sh);
         bench::register_onednn_s8(sh);
+        bench::register_xnnpack(sh);
       }
     }
   }
   register_attention();
-  benchmark::RunSpecifiedBenchmarks();
+  PlainPercentReporter display;
+  benchmark::RunSpecifiedBenchmarks(&display);
   benchmark::Shutdown();
   return 0;
 }

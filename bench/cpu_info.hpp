@@ -5,6 +5,7 @@
 #define ATTNSCORE_BENCH_CPU_INFO_HPP
 
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,36 @@ inline std::string cpu_feature_names() {
   for (const auto &f : kFeatures)
     if (features & f.first) out += (out.empty() ? "" : " ") + std::string(f.second);
   return out.empty() ? "none" : out;
+}
+
+// What the CPU is, from /proc/cpuinfo's first processor: {cpu_vendor, cpu_family, cpu_model,
+// cpu_name}, "unknown" where the system does not say. x86 gives the vendor string, family, model
+// and name; ARM the implementer, architecture and part codes (its name line, where the kernel
+// prints one). Features alone do not tell Zen 4 from Sapphire Rapids, and speed differs there.
+inline std::vector<std::pair<std::string, std::string>> cpu_identity() {
+  static constexpr const char *kKeys[][3] = {
+      {"cpu_vendor", "vendor_id", "CPU implementer"},
+      {"cpu_family", "cpu family", "CPU architecture"},
+      {"cpu_model", "model", "CPU part"},
+      {"cpu_name", "model name", "Hardware"},
+  };
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto &k : kKeys) out.emplace_back(k[0], "");
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, colon);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    const std::size_t start = line.find_first_not_of(" \t", colon + 1);
+    const std::string value = start == std::string::npos ? "" : line.substr(start);
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (out[i].second.empty() && (key == kKeys[i][1] || key == kKeys[i][2]))
+        out[i].second = value;
+  }
+  for (auto &kv : out)
+    if (kv.second.empty()) kv.second = "unknown";
+  return out;
 }
 
 // {dtype, kernel chosen} for every dtype value this build has a kernel for, in enum order. The

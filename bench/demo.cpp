@@ -64,8 +64,12 @@ double mean_max_softmax(const std::vector<float> &s, std::size_t rows, std::size
 }  // namespace
 
 int main() {
-  std::printf("attnscore %s: S = Q K^T / sqrt(d)\n\nCPU features: %s\nlevels this CPU runs:",
-              attnscore_version(), bench::cpu_feature_names().c_str());
+  const auto cpu = bench::cpu_identity();  // vendor, family, model, name
+  std::printf(
+      "attnscore %s: S = Q K^T / sqrt(d)\n\nCPU: %s (%s, family %s, model %s)\n"
+      "CPU features: %s\nlevels this CPU runs:",
+      attnscore_version(), cpu[3].second.c_str(), cpu[0].second.c_str(), cpu[1].second.c_str(),
+      cpu[2].second.c_str(), bench::cpu_feature_names().c_str());
   for (int v = 0; v < 255; ++v) {
     const auto level = static_cast<attnscore_level>(v);
     if (attnscore_level_name(level) && attnscore_level_supported(level))
