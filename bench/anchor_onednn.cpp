@@ -8,10 +8,7 @@
 #ifdef ATTNSCORE_BENCH_ONEDNN
 #include <omp.h>
 
-#include <algorithm>
-#include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
-#include <random>
 
 #include "attnscore/attnscore.h"
 
@@ -24,16 +21,8 @@ void bm_onednn_s8(benchmark::State &state, Shape sh) {
   const auto n_q = static_cast<dnnl::memory::dim>(sh.n_q),
              n_k = static_cast<dnnl::memory::dim>(sh.n_k), d = static_cast<dnnl::memory::dim>(sh.d);
   // The same data and scales as the attnscore s8 row (bm_s8): q_scale 0.01, k_scale 0.02.
-  const std::size_t k_elems = (sh.n_k * sh.d + 63) / 64 * 64;
-  const std::size_t copies = sh.cold ? std::max<std::size_t>(2, kColdPoolBytes / k_elems) : 1;
-  Buf<std::int8_t> q(sh.n_q * sh.d), k(copies * k_elems);
+  DataS8 data(sh);  // non-const: oneDNN memory takes void *
   Buf<float> s(sh.n_q * sh.n_k);
-  std::mt19937 rng(42);
-  std::uniform_int_distribution<int> v(-128, 127);
-  for (auto &x : q) x = static_cast<std::int8_t>(v(rng));
-  for (std::size_t i = 0; i < sh.n_k * sh.d; ++i) k[i] = static_cast<std::int8_t>(v(rng));
-  for (std::size_t c = 1; c < copies; ++c)
-    std::memcpy(k.data() + c * k_elems, k.data(), sh.n_k * sh.d);
 
   dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   dnnl::stream strm(eng);
@@ -45,10 +34,11 @@ void bm_onednn_s8(benchmark::State &state, Shape sh) {
   attr.set_output_scales(1 << 1, std::vector<float>(sh.n_k, qs * 0.02f));
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(q_md, k_md, s_md), attr, eng);
   const dnnl::matmul mm(pd);
-  dnnl::memory q_mem(q_md, eng, q.data()), k_mem(k_md, eng, k.data()), s_mem(s_md, eng, s.data());
+  dnnl::memory q_mem(q_md, eng, data.q.data()), k_mem(k_md, eng, data.k.data()),
+      s_mem(s_md, eng, s.data());
   std::size_t i = 0;
   for (auto _ : state) {
-    k_mem.set_data_handle(k.data() + (i++ % copies) * k_elems);
+    k_mem.set_data_handle(data.k.data() + (i++ % data.copies) * data.k_stride);
     mm.execute(strm, {{DNNL_ARG_SRC, q_mem}, {DNNL_ARG_WEIGHTS, k_mem}, {DNNL_ARG_DST, s_mem}});
     strm.wait();
     benchmark::DoNotOptimize(s.data());

@@ -14,12 +14,9 @@
 #ifdef ATTNSCORE_BENCH_XNNPACK
 #include <xnnpack.h>
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <memory>
-#include <random>
 
 #include "attnscore/attnscore.h"
 
@@ -102,18 +99,10 @@ void bm_xnnpack_f32(benchmark::State &state, Shape sh, bool packing) {
 }
 
 void bm_xnnpack_qs8(benchmark::State &state, Shape sh, bool packing) {
-  // The same int8 data as the attnscore s8 rows (seed 42, uniform over [-128, 127]).
-  const std::size_t k_elems = (sh.n_k * sh.d + 63) / 64 * 64;
-  const std::size_t copies = sh.cold ? std::max<std::size_t>(2, kColdPoolBytes / k_elems) : 1;
-  Buf<std::int8_t> q(sh.n_q * sh.d), k(copies * k_elems), s(sh.n_q * sh.n_k);
-  std::mt19937 rng(42);
-  std::uniform_int_distribution<int> v(-128, 127);
-  for (auto &x : q) x = static_cast<std::int8_t>(v(rng));
-  for (std::size_t i = 0; i < sh.n_k * sh.d; ++i) k[i] = static_cast<std::int8_t>(v(rng));
-  for (std::size_t c = 1; c < copies; ++c)
-    std::memcpy(k.data() + c * k_elems, k.data(), sh.n_k * sh.d);
-  run(state, sh, packing, copies, q.data(), s.data(), make_qs8,
-      [&](std::size_t c) { return k.data() + c * k_elems; });
+  const DataS8 data(sh);  // the attnscore s8 rows' data
+  Buf<std::int8_t> s(sh.n_q * sh.n_k);
+  run(state, sh, packing, data.copies, data.q.data(), s.data(), make_qs8,
+      [&](std::size_t c) { return data.k_at(c); });
   set_counters_s8(state, sh, -1);
 }
 

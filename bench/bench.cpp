@@ -191,6 +191,17 @@ DataF16::DataF16(const Shape &sh)
     std::memcpy(k.data() + c * k_stride, k.data(), sh.n_k * sh.d * 2);
 }
 
+DataS8::DataS8(const Shape &sh) : q(sh.n_q * sh.d), k_stride((sh.n_k * sh.d + 63) / 64 * 64) {
+  copies = sh.cold ? std::max<std::size_t>(2, kColdPoolBytes / k_stride) : 1;
+  k.resize(copies * k_stride);
+  std::mt19937 rng(42);
+  std::uniform_int_distribution<int> v(-128, 127);
+  for (auto &x : q) x = static_cast<std::int8_t>(v(rng));
+  for (std::size_t i = 0; i < sh.n_k * sh.d; ++i) k[i] = static_cast<std::int8_t>(v(rng));
+  for (std::size_t c = 1; c < copies; ++c)
+    std::memcpy(k.data() + c * k_stride, k.data(), sh.n_k * sh.d);
+}
+
 void set_counters(benchmark::State &state, const Shape &sh, int level) {
   using C = benchmark::Counter;
   state.counters["GFLOP"] = C(sh.flops() * 1e-9, C::kIsIterationInvariantRate);
@@ -379,22 +390,13 @@ void bm_s8(benchmark::State &state, attnscore_level level, bench::Shape sh) {
     state.SkipWithError("level not in this build");
     return;
   }
-  const std::size_t k_elems = (sh.n_k * sh.d + 63) / 64 * 64;
-  const std::size_t copies =
-      sh.cold ? std::max<std::size_t>(2, bench::kColdPoolBytes / k_elems) : 1;
-  bench::Buf<std::int8_t> q(sh.n_q * sh.d), k(copies * k_elems);
+  const bench::DataS8 data(sh);
   bench::Buf<float> qs(sh.n_q, 0.01f), ks(sh.n_k, 0.02f), s(sh.n_q * sh.n_k);
-  std::mt19937 rng(42);
-  std::uniform_int_distribution<int> v(-128, 127);
-  for (auto &x : q) x = static_cast<std::int8_t>(v(rng));
-  for (std::size_t i = 0; i < sh.n_k * sh.d; ++i) k[i] = static_cast<std::int8_t>(v(rng));
-  for (std::size_t c = 1; c < copies; ++c)
-    std::memcpy(k.data() + c * k_elems, k.data(), sh.n_k * sh.d);
   std::size_t i = 0;
   for (auto _ : state) {
-    const attnscore_status st = attnscore_scores_s8(
-        sh.n_q, sh.n_k, sh.d, q.data(), sh.d, qs.data(), sh.n_q,
-        k.data() + (i++ % copies) * k_elems, sh.d, ks.data(), sh.n_k, s.data(), sh.n_k, 0.0f);
+    const attnscore_status st =
+        attnscore_scores_s8(sh.n_q, sh.n_k, sh.d, data.q.data(), sh.d, qs.data(), sh.n_q,
+                            data.k_at(i++), sh.d, ks.data(), sh.n_k, s.data(), sh.n_k, 0.0f);
     if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
     benchmark::DoNotOptimize(s.data());
     benchmark::ClobberMemory();

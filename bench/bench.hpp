@@ -84,6 +84,15 @@ struct DataF16 {
   const std::uint16_t *k_at(std::size_t i) const { return k.data() + (i % copies) * k_stride; }
 };
 
+// int8 Q and K for the s8 rows and their anchors: uniform over [-128, 127] (seed 42), the cold
+// pool holding as many copies of K as fit kColdPoolBytes. Scales: q 0.01, k 0.02 per row.
+struct DataS8 {
+  Buf<std::int8_t> q, k;
+  std::size_t copies, k_stride;
+  explicit DataS8(const Shape &sh);
+  const std::int8_t *k_at(std::size_t i) const { return k.data() + (i % copies) * k_stride; }
+};
+
 // A level's limits (probe.cpp, compiled with that level's flags).
 struct Probe {
   int level;                                         // attnscore_level
