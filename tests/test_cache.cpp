@@ -307,9 +307,10 @@ TEST_CASE("cache: attention statuses with a cache as K", "[cache][api]") {
 TEST_CASE("cache: attention from a multi-head cache is the raw K call's bits", "[cache]") {
   testing::CapGuard guard;
   std::mt19937 rng(2026);
-  // (heads_q, heads_kv), shapes (n_q, n_k, d): decode, short prefill, d over an int8 chunk.
-  const std::size_t heads[][2] = {{2, 2}, {4, 2}};
-  const std::size_t shapes[][3] = {{1, 75, 33}, {7, 40, 8}, {3, 21, 600}};
+  // (heads_q, heads_kv): a group larger than any tile's rows among them. Shapes (n_q, n_k, d):
+  // decode, decode over more keys than a block, short prefill, d over an int8 chunk.
+  const std::size_t heads[][2] = {{2, 2}, {4, 2}, {9, 1}};
+  const std::size_t shapes[][3] = {{1, 75, 33}, {1, 1100, 16}, {7, 40, 8}, {3, 21, 600}};
   const std::vector<std::size_t> pieces = {1, 2, 5, 1, 13, 3};
   for (attnscore_level level : testing::runnable_levels()) {
     REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);

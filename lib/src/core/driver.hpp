@@ -10,7 +10,8 @@
 //   using Scratch;                     stack buffers of one drive() call (packed K, converted Q)
 //   mr()                               rows of a prefill tile
 //   chunk()                            dims of d per prepared chunk
-//   block(n_k, masked)                 keys per prepared block (a multiple of the panel width)
+//   block(n_k, shared)                 keys per prepared block (a multiple of the panel width);
+//                                      shared: the block serves several heads or is cut by a mask
 //   prepare(sc, hk, j, keys, t, dc)    makes keys [j, j + keys) x dims [t, t + dc) of KV head hk
 //                                      ready for tile() (packs raw K; points into a cache)
 //   tile(sc, h, i, rows, keys, t, dc, s, lds, flags)   rows [i, i + rows) of query head h against
@@ -138,7 +139,7 @@ __attribute__((noinline)) void drive(const E &e, const Problem &p) noexcept {
   // the group that see at least one of its keys, starting at the first such row (the kernels give
   // the same bits for any block, so tiles need not sit on a grid); wholly masked blocks are not
   // even prepared.
-  const std::size_t mr = e.mr(), kc = e.chunk(), bk = e.block(n_k, p.mask != 0);
+  const std::size_t mr = e.mr(), kc = e.chunk(), bk = e.block(n_k, p.mask != 0 || g > 1);
   const std::size_t mc = p.finishes() ? (kRowBlock + mr - 1) / mr * mr : n_q;
   for (std::size_t hk = 0; hk < p.heads_kv; ++hk)
     for (std::size_t r0 = 0; r0 < n_q; r0 += mc) {

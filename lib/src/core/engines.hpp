@@ -154,8 +154,8 @@ struct F16AccEngine {
 
   std::size_t mr() const noexcept { return k->acc_mr; }
   std::size_t chunk() const noexcept { return d; }
-  std::size_t block(std::size_t n_k, bool masked) const noexcept {
-    return masked ? k->acc_nr * 16 : n_k;
+  std::size_t block(std::size_t n_k, bool shared) const noexcept {
+    return shared ? k->acc_nr * 16 : n_k;
   }
   void prepare(Scratch &sc, std::size_t hk, std::size_t j, std::size_t, std::size_t,
                std::size_t) const noexcept {
@@ -201,8 +201,8 @@ struct S8CacheView {
 // int8 Q and K: exact int32 sums, then (float)sum * ((q_scale * scale) * k_scale). Raw K is packed
 // a block of panels at a time (kS8BlockBytes: a block stays in L1, and a tile's S rows are written
 // as long runs); a cache's panels are read in place, all keys in one call when d is one chunk (so
-// the kernel streams them with prefetching, kStream). One query row with d <= kS8Chunk streams raw
-// K through the kernel's decode, where it has one.
+// the kernel streams them with prefetching, kStream) unless blocks of keys are shared by several
+// heads or cut by a mask.
 template <bool kCache>
 struct S8Engine {
   const KernelS8 *k;
@@ -227,12 +227,12 @@ struct S8Engine {
   }
   std::size_t mr() const noexcept { return k->mr; }
   std::size_t chunk() const noexcept { return kS8Chunk; }
-  std::size_t block(std::size_t n_k, bool masked) const noexcept {
+  std::size_t block(std::size_t n_k, bool shared) const noexcept {
     if constexpr (kCache) {
       if (cache.chunks != 1) return k->nr;
-      return masked ? kS8BlockKeys / k->nr * k->nr : n_k;
+      return shared ? kS8BlockKeys / k->nr * k->nr : n_k;
     } else {
-      (void)n_k, (void)masked;
+      (void)n_k, (void)shared;
       std::size_t panels = kS8BlockBytes / panel_bytes(d < kS8Chunk ? d : kS8Chunk);
       if (panels * k->nr > kS8BlockKeys) panels = kS8BlockKeys / k->nr;
       return panels * k->nr;
@@ -265,28 +265,53 @@ struct S8Engine {
   void tile(Scratch &sc, std::size_t h, std::size_t i, std::size_t rows, std::size_t keys,
             std::size_t t, std::size_t dc, float *s, std::size_t lds,
             unsigned flags) const noexcept {
+    if (kCache && cache.chunks == 1) flags |= kStream;
+    run(sc, h, i, rows, false, keys, t, dc, s, lds, flags);
+  }
+  // Rows of Q: rows i ... of head h, or (by_heads) row i of heads h ... (their stride q.hs).
+  void run(const Scratch &sc, std::size_t h, std::size_t i, std::size_t rows, bool by_heads,
+           std::size_t keys, std::size_t t, std::size_t dc, float *s, std::size_t lds,
+           unsigned flags) const noexcept {
     // The first product of the combined scale, (q_scale * scale), rounded as the contract says.
     float qsc[kS8MaxMR];
-    for (std::size_t r = 0; r < rows; ++r) qsc[r] = qs.at(h, i + r) * scale;
-    if (kCache && cache.chunks == 1) flags |= kStream;
-    k->fn(rows, keys, dc, q.at(h, i) + t, q.rs, sc.pb, sc.ps, qsc, sc.pk, s, lds, flags);
+    for (std::size_t r = 0; r < rows; ++r)
+      qsc[r] = (by_heads ? qs.at(h + r, i) : qs.at(h, i + r)) * scale;
+    k->fn(rows, keys, dc, q.at(h, i) + t, by_heads ? q.hs : q.rs, sc.pb, sc.ps, qsc, sc.pk, s, lds,
+          flags);
   }
+  // Raw K with d <= kS8Chunk: the kernel's decode, when it has one. A cache of one chunk: its
+  // panels streamed in place with the heads of a group (or the rows) as the tile's rows, so each
+  // panel is read once for up to MR heads.
   bool decodes(std::size_t n_q) const noexcept {
-    return !kCache && n_q == 1 && d <= kS8Chunk && k->decode != nullptr;
+    if constexpr (kCache)
+      return n_q == 1 && cache.chunks == 1;
+    else
+      return n_q == 1 && d <= kS8Chunk && k->decode != nullptr;
   }
-  std::size_t dec_rows(bool by_heads) const noexcept { return by_heads ? kMaxDecodeRows : 1; }
-  // One head streams every key in one call; a group's heads share blocks of K while in L1.
+  std::size_t dec_rows(bool by_heads) const noexcept {
+    if constexpr (kCache) return k->mr;
+    return by_heads ? kMaxDecodeRows : 1;
+  }
+  // One call streams every key when it holds the whole group; else the group's calls share blocks
+  // of K while they are in L1.
   std::size_t dec_keys(std::size_t g, std::size_t n_k) const noexcept {
+    if constexpr (kCache) return g <= k->mr ? n_k : kS8BlockKeys / k->nr * k->nr;
     return g == 1 ? n_k : kS8BlockKeys;
   }
-  std::size_t key_align() const noexcept { return 1; }
+  std::size_t key_align() const noexcept { return kCache ? k->nr : 1; }
   std::size_t key_unit(bool) const noexcept { return k->nr; }
   void dec(std::size_t hk, std::size_t h, std::size_t i, std::size_t rows, bool by_heads,
            std::size_t j, std::size_t cols, float *s, std::size_t lds) const noexcept {
-    for (std::size_t r = 0; r < rows; ++r) {
-      const std::size_t hh = by_heads ? h + r : h, ii = by_heads ? i : i + r;
-      k->decode(cols, d, q.at(hh, ii), kv.p + hk * kv.hs + j * kv.rs, kv.rs, qs.at(hh, ii) * scale,
-                ks.p + hk * ks.hs + j * ks.rs, ks.rs, s + r * lds);
+    if constexpr (kCache) {
+      Scratch sc;
+      prepare(sc, hk, j, cols, 0, d);
+      run(sc, h, i, rows, by_heads, cols, 0, d, s, lds, kFinal | kStream);
+    } else {
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::size_t hh = by_heads ? h + r : h, ii = by_heads ? i : i + r;
+        k->decode(cols, d, q.at(hh, ii), kv.p + hk * kv.hs + j * kv.rs, kv.rs,
+                  qs.at(hh, ii) * scale, ks.p + hk * ks.hs + j * ks.rs, ks.rs, s + r * lds);
+      }
     }
   }
   S8Engine rebased(std::size_t h0, std::size_t hk0, std::size_t i0, std::size_t j0) const noexcept {
