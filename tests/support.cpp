@@ -278,6 +278,31 @@ std::uint16_t f16_nearest(double x) {
   return static_cast<std::uint16_t>(sign | static_cast<unsigned>(er + 14) << 10 | mant);
 }
 
+double bf16_value(std::uint16_t h) {
+  const int e = (h >> 7) & 255, m = h & 127;
+  const double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (e == 255) return m ? std::numeric_limits<double>::quiet_NaN() : sign * HUGE_VAL;
+  return sign * (e ? std::ldexp(128 + m, e - 134) : std::ldexp(m, -133));
+}
+
+std::uint16_t bf16_nearest(double x) {
+  const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  if (std::isnan(x)) return sign | 0x7fc0;
+  const double a = std::fabs(x);
+  // The tie between the largest finite value (2 - 2^-7) 2^127 and 2^128 rounds to even: Inf.
+  if (a >= std::ldexp(511.0, 119)) return sign | 0x7f80;
+  int e;
+  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
+  const int quantum = std::max(e - 8, -133);
+  const double r = std::ldexp(std::nearbyint(std::ldexp(a, -quantum)), quantum);
+  if (r < std::ldexp(1.0, -126))
+    return static_cast<std::uint16_t>(sign | static_cast<unsigned>(std::ldexp(r, 133)));
+  int er;
+  const double f = std::frexp(r, &er);  // r = f * 2^er, the exponent field is er + 126
+  const auto mant = static_cast<unsigned>(std::ldexp(f, 8)) - 128;
+  return static_cast<std::uint16_t>(sign | static_cast<unsigned>(er + 126) << 7 | mant);
+}
+
 #if defined(__x86_64__)
 HostX86 host_x86() {
   unsigned a = 0, b = 0, c = 0, d = 0;

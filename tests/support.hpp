@@ -124,6 +124,10 @@ std::string check_scores_s8(const Buffer &s, const Buffer &q, const Buffer &k, s
 // (ties to even, |x| >= 65520 to +-Inf, NaN to the quiet NaN 0x7e00 with x's sign).
 double f16_value(std::uint16_t h);
 std::uint16_t f16_nearest(double x);
+// The same for bfloat16 (8 significant bits, binary32's exponent range), in double arithmetic:
+// the value of its bits, and the bfloat16 nearest to x (ties to even; NaN: quiet, sign kept).
+double bf16_value(std::uint16_t h);
+std::uint16_t bf16_nearest(double x);
 
 // The FP control state (MXCSR on x86, FPCR on aarch64, the fenv rounding mode elsewhere).
 std::uint64_t fp_control();

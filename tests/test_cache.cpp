@@ -45,7 +45,7 @@ TEST_CASE("cache: bytes, init, append, truncate and size statuses in their order
     CHECK(attnscore_cache_bytes(&s) == 0);
     s = shape, s.kind = static_cast<attnscore_cache_kind>(1);
     CHECK(attnscore_cache_bytes(&s) == 0);
-    s = shape, s.dtype = static_cast<attnscore_dtype>(3);
+    s = shape, s.dtype = static_cast<attnscore_dtype>(4);
     CHECK(attnscore_cache_bytes(&s) == 0);
     s = shape, s.capacity = big / 4;
     CHECK(attnscore_cache_bytes(&s) == 0);

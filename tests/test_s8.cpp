@@ -387,8 +387,8 @@ TEST_CASE("s8 quantization helpers: bad input, nothing written", "[api][s8][quan
   float sc[2] = {7.0f, 7.0f};
   CHECK(attnscore_quantize_s8(0, 0, ATTNSCORE_DTYPE_F32, nullptr, 0, nullptr, 0, nullptr) ==
         ATTNSCORE_OK);
-  // A source dtype neither f32 nor f16: UNKNOWN_DTYPE first, whatever the rest.
-  for (const int dt : {int{ATTNSCORE_DTYPE_S8}, 3, 77, -1}) {
+  // A source dtype not f32, f16 or bf16: UNKNOWN_DTYPE first, whatever the rest.
+  for (const int dt : {int{ATTNSCORE_DTYPE_S8}, 4, 77, -1}) {
     CAPTURE(dt);
     const auto bad_dtype = static_cast<attnscore_dtype>(dt);
     CHECK(attnscore_quantize_s8(1, 2, bad_dtype, x, 2, out, 2, sc) == ATTNSCORE_ERR_UNKNOWN_DTYPE);

@@ -7,11 +7,11 @@
 namespace attnscore {
 
 #if defined(__aarch64__)
-ATTNSCORE_DEFINE_QK_F16(qk_f16_8x8__neon, qk_f32_8x8__neon, ATTNSCORE_LEVEL_NEON, tile::NeonArch, 2,
-                        4)
+ATTNSCORE_DEFINE_QK_16(qk_f16_8x8__neon, std::uint16_t, qk_f32_8x8__neon, ATTNSCORE_LEVEL_NEON,
+                       tile::NeonArch, 2, 4)
 #else
-ATTNSCORE_DEFINE_QK_F16(qk_f16_4x12__neon, qk_f32_4x12__neon, ATTNSCORE_LEVEL_NEON, tile::NeonArch,
-                        3, 2)
+ATTNSCORE_DEFINE_QK_16(qk_f16_4x12__neon, std::uint16_t, qk_f32_4x12__neon, ATTNSCORE_LEVEL_NEON,
+                       tile::NeonArch, 3, 2)
 #endif
 
 }  // namespace attnscore

@@ -6,7 +6,7 @@
 
 namespace attnscore {
 
-ATTNSCORE_DEFINE_QK_F16(qk_f16_6x16__avx2, qk_f32_6x16__avx2, ATTNSCORE_LEVEL_AVX2,
-                        xsimd::fma3<xsimd::avx2>, 2, 4)
+ATTNSCORE_DEFINE_QK_16(qk_f16_6x16__avx2, std::uint16_t, qk_f32_6x16__avx2, ATTNSCORE_LEVEL_AVX2,
+                       xsimd::fma3<xsimd::avx2>, 2, 4)
 
 }  // namespace attnscore

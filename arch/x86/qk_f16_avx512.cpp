@@ -6,7 +6,7 @@
 
 namespace attnscore {
 
-ATTNSCORE_DEFINE_QK_F16(qk_f16_8x32__avx512, qk_f32_8x32__avx512, ATTNSCORE_LEVEL_AVX512,
-                        xsimd::avx512f, 2, 2)
+ATTNSCORE_DEFINE_QK_16(qk_f16_8x32__avx512, std::uint16_t, qk_f32_8x32__avx512,
+                       ATTNSCORE_LEVEL_AVX512, xsimd::avx512f, 2, 2)
 
 }  // namespace attnscore

@@ -383,7 +383,7 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   const int dt_model = qt;
   int kt = qt;
   if (ksrc >= 0xf0) kt = (qt + 1 + ksrc % 2) % 3;  // another dtype: DTYPE_MISMATCH
-  if (dt == 0xff) qt = 3 + (ksrc & 7);             // no dtype at all: UNKNOWN_DTYPE
+  if (dt == 0xff) qt = 4 + (ksrc & 7);             // no dtype at all: UNKNOWN_DTYPE
   const bool use_cache = ksrc % 4 == 3;
   const unsigned cache_variant = (ksrc >> 2) % 8;  // 4: heads, 5: d, 6: a key short, 7: foreign
   const bool s8 = dt_model == ATTNSCORE_DTYPE_S8;

@@ -94,7 +94,7 @@ int fuzz_cache(Input &in, int dtype) {
     if (shape_mode & 1)
       shape.kind = static_cast<attnscore_cache_kind>(1 + (shape_mode >> 1) % 4), bad_kind = true;
     else
-      shape.dtype = static_cast<attnscore_dtype>(3 + (shape_mode >> 1) % 4), bad_dtype = true;
+      shape.dtype = static_cast<attnscore_dtype>(4 + (shape_mode >> 1) % 4), bad_dtype = true;
   }
 
   // The size query: 0 exactly for an unknown kind or dtype, a zero size, s8 past its d, or a

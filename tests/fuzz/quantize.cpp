@@ -29,10 +29,10 @@ int fuzz_quantize(Input &in, int cap) {
   const std::uint8_t which = in.u8();
   const bool fold = which & 1;
   // attnscore_quantize_s8 of binary16 rows: the same bits as quantizing the converted rows; or
-  // (which >= 0xf0) a src dtype it does not take (s8, or no dtype at all).
+  // (which >= 0xf0) a src dtype it does not take (s8, or no dtype at all: 4, 6, 8).
   const bool half = !fold && (which & 2) && f16_built();
   const bool bad_dtype = !fold && which >= 0xf0;
-  const int src_dtype = bad_dtype ? ATTNSCORE_DTYPE_S8 + ((which >> 2) & 3)
+  const int src_dtype = bad_dtype ? ATTNSCORE_DTYPE_S8 + 2 * ((which >> 2) & 3)
                         : half    ? ATTNSCORE_DTYPE_F16
                                   : ATTNSCORE_DTYPE_F32;
   std::size_t n = decode_rows(in, 19), d = decode_d(in);

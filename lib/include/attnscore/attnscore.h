@@ -88,7 +88,7 @@ typedef enum attnscore_status {
  *   NaN, +-Inf or subnormal: BAD_SCALE; a matrix's extent, ((rows - 1) * ld + cols) * element
  *   bytes, past size_t or the top of the address space: SIZE_OVERFLOW; S's extent (first to
  *   last element, row gaps included) meeting Q's or K's: OVERLAP.
- * attnscore_scores_f16: as the f32 call (Q and K elements of 2 bytes).
+ * attnscore_scores_f16, attnscore_scores_bf16: as the f32 call (Q and K elements of 2 bytes).
  * attnscore_scores_s8: no-op; ZERO_DIM; DIM_TOO_LARGE; NULL_POINTER (also q_scale, k_scale);
  *   BAD_LDQ, BAD_LDK, BAD_LDS; BAD_SCALE_COUNT; BAD_SCALE; SIZE_OVERFLOW; OVERLAP (S against Q,
  *   K and both scale arrays); BAD_QUANT_SCALE (0 is allowed).
@@ -113,9 +113,9 @@ typedef enum attnscore_status {
  *   n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS: ROW_TOO_LONG; then a par whose parallel_for is
  *   NULL: NULL_POINTER (a NULL par runs on the calling thread).
  * attnscore_cache_init: mem, shape or cache NULL: NULL_POINTER; a kind other than
- *   ATTNSCORE_CACHE_KEYS: BAD_FLAGS; a dtype other than f32, f16 and s8: UNKNOWN_DTYPE; heads,
- *   capacity or d 0: ZERO_DIM; s8 with d > ATTNSCORE_S8_MAX_D: DIM_TOO_LARGE; a dtype the build
- *   leaves out: UNKNOWN_DTYPE; a size past size_t: SIZE_OVERFLOW; bytes below
+ *   ATTNSCORE_CACHE_KEYS: BAD_FLAGS; a dtype other than f32, f16, bf16 and s8: UNKNOWN_DTYPE;
+ * heads, capacity or d 0: ZERO_DIM; s8 with d > ATTNSCORE_S8_MAX_D: DIM_TOO_LARGE; a dtype the
+ * build leaves out: UNKNOWN_DTYPE; a size past size_t: SIZE_OVERFLOW; bytes below
  *   attnscore_cache_bytes: BUFFER_TOO_SMALL.
  * attnscore_cache_append: cache NULL: NULL_POINTER; BAD_CACHE; n == 0: no-op; src NULL:
  *   NULL_POINTER; src->dtype not the cache's: DTYPE_MISMATCH; (s8) scale_row_stride not 1:
@@ -123,27 +123,30 @@ typedef enum attnscore_status {
  *   the room left: CACHE_FULL; SIZE_OVERFLOW; keys or scales meeting the cache's memory:
  *   OVERLAP; (s8) BAD_QUANT_SCALE.
  * attnscore_cache_truncate: NULL_POINTER; BAD_CACHE; size above the tokens held: SHAPE_MISMATCH.
- * attnscore_convert: a pair other than f16 -> f32 and f32 -> f16: UNKNOWN_DTYPE; n == 0: no-op;
+ * attnscore_convert: a pair other than f16 or bf16 -> f32 and f32 -> f16 or bf16: UNKNOWN_DTYPE;
+ *   n == 0: no-op;
  *   NULL_POINTER; SIZE_OVERFLOW; OVERLAP.
- * attnscore_quantize_s8: src_dtype neither f32 nor f16: UNKNOWN_DTYPE; n == 0: no-op; ZERO_DIM;
+ * attnscore_quantize_s8: src_dtype not f32, f16 or bf16: UNKNOWN_DTYPE; n == 0: no-op; ZERO_DIM;
  *   NULL_POINTER; ldx < d: BAD_LDQ; ldo < d: BAD_LDS; SIZE_OVERFLOW; OVERLAP (x, out and scales
  *   pairwise); NOT_FINITE.
  * attnscore_fold_channel_scales: n == 0: no-op; ZERO_DIM; NULL_POINTER; BAD_LDQ; ldo < d:
  *   BAD_LDS; SIZE_OVERFLOW; OVERLAP (out against q and channel_scale; out may be q itself
  *   only with ldo == ldq).
  * Without a dtype in the build (ATTNSCORE_ENABLE_F16=OFF, ATTNSCORE_ENABLE_S8=OFF),
- * attnscore_scores_f16 and attnscore_convert (no f16), attnscore_scores_s8 and
- * attnscore_fold_channel_scales (no int8) return UNKNOWN_DTYPE before any other check, and
- * attnscore_quantize_s8 right after its src_dtype check (without int8 for any src_dtype,
- * without f16 for an f16 one). attnscore_pool_create: NULL_POINTER, SYSTEM;
- * attnscore_set_max_level: UNKNOWN_LEVEL; attnscore_level_from_name: NULL_POINTER, UNKNOWN_LEVEL.
+ * attnscore_scores_f16, attnscore_scores_bf16 and attnscore_convert (no f16: the option covers
+ * both 16-bit float dtypes), attnscore_scores_s8 and attnscore_fold_channel_scales (no int8)
+ * return UNKNOWN_DTYPE before any other check, and attnscore_quantize_s8 right after its
+ * src_dtype check (without int8 for any src_dtype, without f16 for an f16 or bf16 one).
+ * attnscore_pool_create: NULL_POINTER, SYSTEM; attnscore_set_max_level: UNKNOWN_LEVEL;
+ * attnscore_level_from_name: NULL_POINTER, UNKNOWN_LEVEL.
  */
 
 /** Input element types. */
 typedef enum attnscore_dtype {
-  ATTNSCORE_DTYPE_F32 = 0,              /**< IEEE binary32 */
-  ATTNSCORE_DTYPE_F16 = 1,              /**< IEEE binary16, passed as its bits (uint16_t) */
-  ATTNSCORE_DTYPE_S8 = 2,               /**< symmetric int8 with float scales, exact int32 sums */
+  ATTNSCORE_DTYPE_F32 = 0,  /**< IEEE binary32 */
+  ATTNSCORE_DTYPE_F16 = 1,  /**< IEEE binary16, passed as its bits (uint16_t) */
+  ATTNSCORE_DTYPE_S8 = 2,   /**< symmetric int8 with float scales, exact int32 sums */
+  ATTNSCORE_DTYPE_BF16 = 3, /**< bfloat16 (the top 16 bits of a binary32), passed as its bits */
   ATTNSCORE_DTYPE_MAX_ENUM = 0x7fffffff /**< not a dtype: makes every int value a valid one */
 } attnscore_dtype;
 
@@ -213,6 +216,18 @@ attnscore_status attnscore_scores_f32(size_t n_q, size_t n_k, size_t d, const fl
 attnscore_status attnscore_scores_f16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
                                       size_t ldq, const uint16_t *k, size_t ldk, float *s,
                                       size_t lds, float scale);
+
+/**
+ * Scaled attention scores from bfloat16 inputs (each element passed as its 16 bits): as
+ * attnscore_scores_f32 on the exactly converted values (a bfloat16 is the top half of a binary32),
+ * with f32 accumulation and f32 output: every result is bit for bit the f32 call's on the
+ * converted inputs at the same level, so the same contract, scale default and statuses, checked
+ * in the same order. A build without f16 (ATTNSCORE_ENABLE_F16=OFF, which leaves out both 16-bit
+ * float dtypes) returns ATTNSCORE_ERR_UNKNOWN_DTYPE.
+ */
+attnscore_status attnscore_scores_bf16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
+                                       size_t ldq, const uint16_t *k, size_t ldk, float *s,
+                                       size_t lds, float scale);
 
 /** The largest d attnscore_scores_s8 accepts: 131071 * (-128)^2 still fits in an int32 sum. */
 #define ATTNSCORE_S8_MAX_D 131071
@@ -312,7 +327,7 @@ typedef enum attnscore_cache_kind {
 /** A cache's shape, fixed at init. */
 typedef struct attnscore_cache_shape {
   attnscore_cache_kind kind;
-  attnscore_dtype dtype; /**< f32, f16 or s8 (s8: each key keeps its scale) */
+  attnscore_dtype dtype; /**< f32, f16, bf16 or s8 (s8: each key keeps its scale) */
   size_t heads;          /**< KV heads of the layer, appended together */
   size_t capacity;       /**< tokens per head */
   size_t d;
@@ -371,8 +386,9 @@ attnscore_status attnscore_cache_truncate(attnscore_cache *cache, size_t size);
  * for h < heads_q, i < n_q, j < n_k (grouped- and multi-query attention), where finish applies
  * the softcap, then the mask (-Inf) or the softmax (masked keys 0; a row with no key all 0).
  * K is `k`, or the first n_k tokens of `k_cache` (then `k` is not read). Q and K share a dtype:
- * f32; f16 (f32 accumulation: every result the f32 call gives on the converted values); s8 (the
- * integer sums exact, then (float)acc * ((q_scale * scale) * k_scale), as attnscore_scores_s8).
+ * f32; f16 or bf16 (f32 accumulation: every result the f32 call gives on the converted values); s8
+ * (the integer sums exact, then (float)acc * ((q_scale * scale) * k_scale), as
+ * attnscore_scores_s8).
  */
 typedef struct attnscore_attention_desc {
   size_t heads_q, heads_kv; /**< heads_kv must divide heads_q */
@@ -413,14 +429,16 @@ attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
 int attnscore_flag_available(unsigned flag);
 
 /** Converts n values from one dtype to another: binary16 -> f32 exactly (a NaN made quiet), f32
- * -> binary16 rounded to nearest even (|x| >= 65520 gives +-Inf). Other pairs:
- * ATTNSCORE_ERR_UNKNOWN_DTYPE. */
+ * -> binary16 rounded to nearest even (|x| >= 65520 gives +-Inf); bfloat16 -> f32 exactly (the
+ * same bits in the top half: a NaN stays as it is), f32 -> bfloat16 rounded to nearest even (no
+ * flushing of subnormals; a NaN keeps its sign and top payload bits and is made quiet). Other
+ * pairs: ATTNSCORE_ERR_UNKNOWN_DTYPE. */
 attnscore_status attnscore_convert(size_t n, attnscore_dtype src_dtype, const void *src,
                                    attnscore_dtype dst_dtype, void *dst);
 
 /**
- * Quantizes n rows of d values of `src_dtype` (f32, or binary16 bits: the same bits as on the
- * exactly converted values), row stride ldx, to symmetric int8 with one scale per row:
+ * Quantizes n rows of d values of `src_dtype` (f32, or binary16 or bfloat16 bits: the same bits
+ * as on the exactly converted values), row stride ldx, to symmetric int8 with one scale per row:
  * scales[i] = max_t |x[i][t]| / 127, out[i*ldo + t] = x[i][t] / scales[i] rounded to an integer,
  * ties to even, and saturated to -128..127 (the two divisions round in the caller's rounding
  * mode, as all float arithmetic here; the rounding to an integer is always to nearest even).
@@ -428,8 +446,8 @@ attnscore_status attnscore_convert(size_t n, attnscore_dtype src_dtype, const vo
  * (all zeros, or tiny) gets scale 0 and zeros. The results are the same bits at every level, and
  * feed the s8 scores (one scale per row).
  * @return ATTNSCORE_OK; ATTNSCORE_ERR_UNKNOWN_DTYPE (another src_dtype, or a build without the
- *         int8 path or without f16 for binary16), checked first; then n == 0 is a no-op;
- *         ATTNSCORE_ERR_ZERO_DIM, ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_LDQ (ldx < d),
+ *         int8 path or without f16 for binary16 and bfloat16), checked first; then n == 0 is a
+ * no-op; ATTNSCORE_ERR_ZERO_DIM, ATTNSCORE_ERR_NULL_POINTER, ATTNSCORE_ERR_BAD_LDQ (ldx < d),
  *         ATTNSCORE_ERR_BAD_LDS (ldo < d), ATTNSCORE_ERR_SIZE_OVERFLOW, ATTNSCORE_ERR_OVERLAP
  *         (out or scales meet x or each other), ATTNSCORE_ERR_NOT_FINITE (a NaN or infinity in
  *         x). Nothing written on error.

@@ -16,12 +16,15 @@ constexpr unsigned kKnownMask = ATTNSCORE_MASK_CAUSAL | ATTNSCORE_MASK_WINDOW;
 constexpr unsigned kKnownFlags = ATTNSCORE_ATTN_SOFTMAX | ATTNSCORE_ATTN_F16_ACCUMULATE;
 
 bool built(int dtype) noexcept {
-  return dtype == ATTNSCORE_DTYPE_F32 || (ATTNSCORE_HAVE_F16 && dtype == ATTNSCORE_DTYPE_F16) ||
+  return dtype == ATTNSCORE_DTYPE_F32 ||
+         (ATTNSCORE_HAVE_F16 && (dtype == ATTNSCORE_DTYPE_F16 || dtype == ATTNSCORE_DTYPE_BF16)) ||
          (ATTNSCORE_HAVE_S8 && dtype == ATTNSCORE_DTYPE_S8);
 }
 
 std::size_t elem_bytes(int dtype) noexcept {
-  return dtype == ATTNSCORE_DTYPE_F32 ? 4 : dtype == ATTNSCORE_DTYPE_F16 ? 2 : 1;
+  return dtype == ATTNSCORE_DTYPE_F32                                    ? 4
+         : dtype == ATTNSCORE_DTYPE_F16 || dtype == ATTNSCORE_DTYPE_BF16 ? 2
+                                                                         : 1;
 }
 
 // Whether the heads x rows x cols elements with strides (hs, rs, 1) are pairwise distinct:
@@ -168,7 +171,7 @@ attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
   } else {
 #if ATTNSCORE_HAVE_F16
     p.s16 = static_cast<std::uint16_t *>(a.s.data);
-    p.to_f16 = active_kernel_f16().to_f16;
+    p.to_f16 = active_kernel_f16().narrow;
 #endif
   }
   run_attention(a, cache, p, par);

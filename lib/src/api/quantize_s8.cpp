@@ -37,13 +37,13 @@ attnscore_status attnscore_quantize_s8(size_t n, size_t d, attnscore_dtype src_d
                                        const void *x_in, size_t ldx, int8_t *out, size_t ldo,
                                        float *scales) {
   const int dtype = enum_int(src_dtype);
-  if (dtype != ATTNSCORE_DTYPE_F32 && dtype != ATTNSCORE_DTYPE_F16)
+  if (dtype != ATTNSCORE_DTYPE_F32 && dtype != ATTNSCORE_DTYPE_F16 && dtype != ATTNSCORE_DTYPE_BF16)
     return ATTNSCORE_ERR_UNKNOWN_DTYPE;
 #if !ATTNSCORE_HAVE_S8
   (void)n, (void)d, (void)x_in, (void)ldx, (void)out, (void)ldo, (void)scales;
   return ATTNSCORE_ERR_UNKNOWN_DTYPE;
 #else
-  if (dtype == ATTNSCORE_DTYPE_F16 && !ATTNSCORE_HAVE_F16) return ATTNSCORE_ERR_UNKNOWN_DTYPE;
+  if (dtype != ATTNSCORE_DTYPE_F32 && !ATTNSCORE_HAVE_F16) return ATTNSCORE_ERR_UNKNOWN_DTYPE;
   if (n == 0) return ATTNSCORE_OK;
   if (dtype == ATTNSCORE_DTYPE_F32) {
     const float *x = static_cast<const float *>(x_in);
@@ -63,13 +63,15 @@ attnscore_status attnscore_quantize_s8(size_t n, size_t d, attnscore_dtype src_d
   const std::uint16_t *x = static_cast<const std::uint16_t *>(x_in);
   const attnscore_status st = check_quantize(n, d, x, ldx, sizeof(std::uint16_t), out, ldo, scales);
   if (st != ATTNSCORE_OK) return st;
+  // A 16-bit format's exponent bits: all set for Inf and NaN.
+  const std::uint16_t exp_mask = dtype == ATTNSCORE_DTYPE_F16 ? 0x7c00u : 0x7f80u;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t t = 0; t < d; ++t)
-      if ((x[i * ldx + t] & 0x7c00u) == 0x7c00u) return ATTNSCORE_ERR_NOT_FINITE;
+      if ((x[i * ldx + t] & exp_mask) == exp_mask) return ATTNSCORE_ERR_NOT_FINITE;
   // The f32 helper's operations on the exactly converted values: the row's max magnitude from
-  // the bits (binary16 magnitudes order as their bits), then the row converted a chunk at a time
-  // on the stack and divided by the scale at this level.
-  const KernelF16 &conv = active_kernel_f16();
+  // the bits (16-bit float magnitudes order as their bits), then the row converted a chunk at a
+  // time on the stack and divided by the scale at this level.
+  const KernelF16 &conv = dtype == ATTNSCORE_DTYPE_F16 ? active_kernel_f16() : active_kernel_bf16();
   const KernelS8 &quant = active_kernel_s8();
   constexpr std::size_t kChunk = 1024;
   alignas(64) float buf[kChunk];

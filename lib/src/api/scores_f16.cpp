@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// attnscore_scores_f16 and attnscore_convert: argument checks, then the driver (core/run.cpp)
-// or the level's converters.
+// attnscore_scores_f16, attnscore_scores_bf16 and attnscore_convert: argument checks, then the
+// driver (core/run.cpp) or the level's converters.
 #include <cstdint>
 
 #include "core/checks.h"
@@ -39,21 +39,33 @@ attnscore_status attnscore_scores_f16(size_t n_q, size_t n_k, size_t d, const ui
   return ATTNSCORE_OK;
 }
 
+attnscore_status attnscore_scores_bf16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
+                                       size_t ldq, const uint16_t *k, size_t ldk, float *s,
+                                       size_t lds, float scale) {
+  const attnscore_status st = check_scores(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale,
+                                           sizeof(std::uint16_t), sizeof(float));
+  if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
+  if (scale == 0.0f) scale = attnscore_default_scale(d);
+  run_bf16(active_kernel_bf16(), n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
+  return ATTNSCORE_OK;
+}
+
 attnscore_status attnscore_convert(size_t n, attnscore_dtype src_dtype, const void *src,
                                    attnscore_dtype dst_dtype, void *dst) {
   const int from = enum_int(src_dtype), to = enum_int(dst_dtype);
-  const bool widen = from == ATTNSCORE_DTYPE_F16 && to == ATTNSCORE_DTYPE_F32;
-  const bool narrow = from == ATTNSCORE_DTYPE_F32 && to == ATTNSCORE_DTYPE_F16;
+  const auto half = [](int t) { return t == ATTNSCORE_DTYPE_F16 || t == ATTNSCORE_DTYPE_BF16; };
+  const bool widen = half(from) && to == ATTNSCORE_DTYPE_F32;
+  const bool narrow = from == ATTNSCORE_DTYPE_F32 && half(to);
   if (!widen && !narrow) return ATTNSCORE_ERR_UNKNOWN_DTYPE;
   if (n == 0) return ATTNSCORE_OK;
   const attnscore_status st = check_convert(n, src, widen ? 2 : 4, dst, widen ? 4 : 2);
   if (st != ATTNSCORE_OK) return st;
+  const KernelF16 &conv =
+      (widen ? from : to) == ATTNSCORE_DTYPE_F16 ? active_kernel_f16() : active_kernel_bf16();
   if (widen)
-    active_kernel_f16().to_f32(n, static_cast<const std::uint16_t *>(src),
-                               static_cast<float *>(dst));
+    conv.to_f32(n, static_cast<const std::uint16_t *>(src), static_cast<float *>(dst));
   else
-    active_kernel_f16().to_f16(n, static_cast<const float *>(src),
-                               static_cast<std::uint16_t *>(dst));
+    conv.narrow(n, static_cast<const float *>(src), static_cast<std::uint16_t *>(dst));
   return ATTNSCORE_OK;
 }
 

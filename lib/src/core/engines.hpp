@@ -42,7 +42,8 @@ struct ScaleView {
   }
 };
 
-// The kernel row of a float input type: f32, or binary16 (its bits) through the f16 row.
+// The kernel row of a float input type: f32, or a 16-bit format (its bits: binary16 as
+// std::uint16_t, bfloat16 as Bf16) through its KernelF16 row.
 template <class T>
 struct FloatKernel {
   using type = KernelF32;
@@ -52,20 +53,24 @@ template <>
 struct FloatKernel<std::uint16_t> {
   using type = KernelF16;
 };
+template <>
+struct FloatKernel<Bf16> {
+  using type = KernelF16;
+};
 #endif
 
-// f32 Q and K, or binary16 Q and K converted exactly to f32, through a level's f32 arithmetic.
-// Prefill packs NR keys at a time from raw K (binary16 converted while packed) or reads a cache's
-// panels in place (binary16: a chunk of a panel converted at a time); binary16 Q rows are
-// converted into `qc` before the f32 micro-kernel reads them (one conversion per NR * MR FMAs),
+// f32 Q and K, or 16-bit Q and K (binary16, bfloat16) converted exactly to f32, through a level's
+// f32 arithmetic. Prefill packs NR keys at a time from raw K (16-bit converted while packed) or
+// reads a cache's panels in place (16-bit: a chunk of a panel converted at a time); 16-bit Q rows
+// are converted into `qc` before the f32 micro-kernel reads them (one conversion per NR * MR FMAs),
 // so every element is summed as the f32 call sums the converted values. Decode streams raw K
 // through `dec`, or the cache's panels through `cdec`.
 template <class T, bool kCache>
 struct FloatEngine {
   static constexpr bool kF16 = !std::is_same<T, float>::value;
   const typename FloatKernel<T>::type *k;
-  QView<T> q;
-  KView<T> kv;
+  QView<storage_t<T>> q;
+  KView<storage_t<T>> kv;
   std::size_t d;
   float scale;
   struct Scratch {
@@ -139,6 +144,8 @@ using F32Engine = FloatEngine<float, kCache>;
 #if ATTNSCORE_HAVE_F16
 template <bool kCache>
 using F16Engine = FloatEngine<std::uint16_t, kCache>;
+template <bool kCache>
+using BF16Engine = FloatEngine<Bf16, kCache>;
 
 // The opt-in binary16 accumulation (raw K): acc_mr rows against any keys, the whole of d at once,
 // no packing; the same tile serves both shapes.

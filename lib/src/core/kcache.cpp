@@ -39,6 +39,9 @@ bool layout(attnscore_dtype dtype, std::size_t heads, std::size_t capacity, std:
   } else if (dtype == ATTNSCORE_DTYPE_F16) {
     l->kernel = &active_kernel_f16(), l->nr = active_kernel_f16().f32->nr;
     l->elem = sizeof(std::uint16_t);
+  } else if (dtype == ATTNSCORE_DTYPE_BF16) {
+    l->kernel = &active_kernel_bf16(), l->nr = active_kernel_bf16().f32->nr;
+    l->elem = sizeof(std::uint16_t);
 #endif
 #if ATTNSCORE_HAVE_S8
   } else if (dtype == ATTNSCORE_DTYPE_S8) {
@@ -176,7 +179,7 @@ attnscore_status attnscore_cache_init(void *mem, size_t bytes,
   if (!shape_ok(&shape)) return ATTNSCORE_ERR_BAD_FLAGS;
   const int dtype_v = enum_int(shape.dtype);
   if (dtype_v != ATTNSCORE_DTYPE_F32 && dtype_v != ATTNSCORE_DTYPE_F16 &&
-      dtype_v != ATTNSCORE_DTYPE_S8)
+      dtype_v != ATTNSCORE_DTYPE_BF16 && dtype_v != ATTNSCORE_DTYPE_S8)
     return ATTNSCORE_ERR_UNKNOWN_DTYPE;
   const auto dtype = static_cast<attnscore_dtype>(dtype_v);
   if (shape.heads == 0 || shape.capacity == 0 || shape.d == 0) return ATTNSCORE_ERR_ZERO_DIM;
@@ -185,7 +188,7 @@ attnscore_status attnscore_cache_init(void *mem, size_t bytes,
   Layout l;
   if (!layout(dtype, shape.heads, shape.capacity, shape.d, &l)) {
     // layout() also refuses a dtype this build leaves out.
-    if ((dtype == ATTNSCORE_DTYPE_F16 && !ATTNSCORE_HAVE_F16) ||
+    if (((dtype == ATTNSCORE_DTYPE_F16 || dtype == ATTNSCORE_DTYPE_BF16) && !ATTNSCORE_HAVE_F16) ||
         (dtype == ATTNSCORE_DTYPE_S8 && !ATTNSCORE_HAVE_S8))
       return ATTNSCORE_ERR_UNKNOWN_DTYPE;
     return ATTNSCORE_ERR_SIZE_OVERFLOW;

@@ -98,15 +98,31 @@ void run_f32(const KernelF32 &kernel, std::size_t n_q, std::size_t n_k, std::siz
              const float *q, std::size_t ldq, const float *k, std::size_t ldk, float *s,
              std::size_t lds, float scale) noexcept;
 
+// The element type tag of bfloat16 in the templates and engines: its values are stored as their
+// bits (uint16_t), as binary16's are, so the tag (not the storage type) says which they are.
+struct Bf16 {};
+template <class T>
+struct Storage {
+  using type = T;
+};
+template <>
+struct Storage<Bf16> {
+  using type = std::uint16_t;
+};
+template <class T>
+using storage_t = typename Storage<T>::type;
+
 #if ATTNSCORE_HAVE_F16
-// The f16 kernel of a level: binary16 inputs (as their bits) converted to f32 while K is packed
+// The 16-bit float kernels (binary16, and bfloat16 in the same row type). The f16 kernel of a
+// level: binary16 inputs (as their bits) converted to f32 while K is packed
 // or streamed and while Q is read, then the f32 arithmetic of the same level (its micro-kernel
 // `f32->fn` for prefill), so every element is summed in the f32 kernel's order from the exactly
 // converted values. Panels are the f32 kernel's (NR = f32->nr); the key cache keeps them as f16.
 // - pack: `cols` <= NR keys of raw f16 K into an f32 panel, as PackF32Fn;
 // - dec: `rows` <= dec_rows x `cols` <= nr_dec scores from raw f16 Q and K, as DecF32Fn;
 // - cdec: as CacheDecF32Fn, from f16 panels (the f16 key cache);
-// - to_f32 / to_f16: n elements, exactly / rounded to nearest even (the public row converters).
+// - to_f32 / narrow: n elements, exactly / rounded to nearest even (the public row converters).
+// A bf16 row is the same with bfloat16 for binary16 (its conversion to f32 a 16-bit shift).
 using PackF16Fn = void (*)(std::size_t cols, std::size_t d, const std::uint16_t *k, std::size_t ldk,
                            float *panel) noexcept;
 using DecF16Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q,
@@ -123,7 +139,8 @@ using AccF16Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, con
                           std::size_t ldq, const std::uint16_t *k, std::size_t ldk, float *s,
                           std::size_t lds, float scale) noexcept;
 
-// A row of the f16 table: an f32-accumulating kernel (acc == nullptr: f32, pack ... to_f16 set),
+// A row of the f16 (or bf16) table: an f32-accumulating kernel (acc == nullptr: f32, pack ...
+// narrow set),
 // or an f16-accumulating one (acc set, the f32-path members null), which the default choice
 // never takes. `features`: CPU features needed beyond the level's (FP16 arithmetic).
 struct KernelF16 {
@@ -135,7 +152,7 @@ struct KernelF16 {
   DecF16Fn dec;
   CacheDecF16Fn cdec;
   ToF32Fn to_f32;
-  ToF16Fn to_f16;
+  ToF16Fn narrow;
   std::uint64_t features;
   AccF16Fn acc;
   std::size_t acc_mr, acc_nr;
@@ -158,6 +175,23 @@ extern const KernelF16 qk_f16_4x12__neon_kernel;
 extern const KernelF16 qk_f16_4x4__neon_fp16acc_kernel;
 #endif
 
+// The bf16 rows: every f32 level's, sse2 included (the conversion is an integer shift).
+extern const KernelF16 qk_bf16_4x4__scalar_kernel;
+#if ATTNSCORE_HAVE_SSE2
+extern const KernelF16 qk_bf16_6x8__sse2_kernel;
+#endif
+#if ATTNSCORE_HAVE_AVX2
+extern const KernelF16 qk_bf16_6x16__avx2_kernel;
+#endif
+#if ATTNSCORE_HAVE_AVX512
+extern const KernelF16 qk_bf16_8x32__avx512_kernel;
+#endif
+#if ATTNSCORE_HAVE_NEON && defined(__aarch64__)
+extern const KernelF16 qk_bf16_8x8__neon_kernel;
+#elif ATTNSCORE_HAVE_NEON
+extern const KernelF16 qk_bf16_4x12__neon_kernel;
+#endif
+
 // The f16 table, best first, and the kernel the public API uses now (as for f32).
 const KernelF16 *const *kernels_f16(std::size_t *count) noexcept;
 const KernelF16 &active_kernel_f16() noexcept;
@@ -166,12 +200,19 @@ const KernelF16 &active_kernel_f16() noexcept;
 const KernelF16 &active_kernel_f16acc() noexcept;
 // Whether this CPU runs a row: its level and its extra features.
 bool cpu_runs(const KernelF16 &kernel) noexcept;
+// The bf16 table and the kernel the public API uses now.
+const KernelF16 *const *kernels_bf16(std::size_t *count) noexcept;
+const KernelF16 &active_kernel_bf16() noexcept;
 
 // The f16 blocking driver (f32 output), as run_f32 (an f16-accumulating kernel: its own tiles
 // over S, no packing). Arguments must be valid.
 void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
              const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
              float *s, std::size_t lds, float scale) noexcept;
+// The bf16 blocking driver (f32 output), the same.
+void run_bf16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
+              const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
+              float *s, std::size_t lds, float scale) noexcept;
 #endif  // ATTNSCORE_HAVE_F16
 
 // s8 kernels (kernels/generic/tile_s8.hpp, kernels/scalar/qk_s8_scalar.cpp). K is packed NR keys at

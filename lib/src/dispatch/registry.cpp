@@ -112,6 +112,25 @@ constexpr const KernelF16 *kF16[] = {
 #endif
     &qk_f16_4x4__scalar_kernel,
 };
+
+// Best first, as kF32 (every f32 level has its bf16 row).
+constexpr const KernelF16 *kBF16[] = {
+#if ATTNSCORE_HAVE_AVX512
+    &qk_bf16_8x32__avx512_kernel,
+#endif
+#if ATTNSCORE_HAVE_AVX2
+    &qk_bf16_6x16__avx2_kernel,
+#endif
+#if ATTNSCORE_HAVE_SSE2
+    &qk_bf16_6x8__sse2_kernel,
+#endif
+#if ATTNSCORE_HAVE_NEON && defined(__aarch64__)
+    &qk_bf16_8x8__neon_kernel,
+#elif ATTNSCORE_HAVE_NEON
+    &qk_bf16_4x12__neon_kernel,
+#endif
+    &qk_bf16_4x4__scalar_kernel,
+};
 #endif
 
 // The s8 table, best first (only the kernels this build compiled).
@@ -165,7 +184,7 @@ constexpr int kNoApiCap = -1;
 std::atomic<int> g_api_cap{kNoApiCap};  // a level set by attnscore_set_max_level, or none
 std::atomic<const KernelF32 *> g_f32{nullptr};
 #if ATTNSCORE_HAVE_F16
-std::atomic<const KernelF16 *> g_f16{nullptr}, g_f16acc{nullptr};
+std::atomic<const KernelF16 *> g_f16{nullptr}, g_f16acc{nullptr}, g_bf16{nullptr};
 #endif
 
 attnscore_level cap_level() noexcept {
@@ -218,6 +237,13 @@ const KernelF16 &active_kernel_f16() noexcept {
               [](const KernelF16 &k) { return k.acc == nullptr && cpu_runs(k); });
 }
 
+const KernelF16 *const *kernels_bf16(std::size_t *count) noexcept { return table_of(kBF16, count); }
+
+const KernelF16 &active_kernel_bf16() noexcept {
+  return pick(g_bf16, kBF16, *kBF16[sizeof(kBF16) / sizeof(kBF16[0]) - 1],
+              [](const KernelF16 &k) { return cpu_runs(k); });
+}
+
 const KernelF16 &active_kernel_f16acc() noexcept {
   // The fallback: f32 accumulation.
   return pick(g_f16acc, kF16, active_kernel_f16(),
@@ -264,6 +290,7 @@ attnscore_status attnscore_set_max_level(attnscore_level level_in) {
 #if ATTNSCORE_HAVE_F16
   g_f16.store(nullptr, std::memory_order_release);
   g_f16acc.store(nullptr, std::memory_order_release);
+  g_bf16.store(nullptr, std::memory_order_release);
 #endif
 #if ATTNSCORE_HAVE_S8
   g_s8.store(nullptr, std::memory_order_release);
@@ -278,6 +305,7 @@ const char *attnscore_kernel_name(attnscore_dtype dtype) {
   if (v == ATTNSCORE_DTYPE_F32) return active_kernel_f32().name;
 #if ATTNSCORE_HAVE_F16
   if (v == ATTNSCORE_DTYPE_F16) return active_kernel_f16().name;
+  if (v == ATTNSCORE_DTYPE_BF16) return active_kernel_bf16().name;
 #endif
 #if ATTNSCORE_HAVE_S8
   if (v == ATTNSCORE_DTYPE_S8) return active_kernel_s8().name;
@@ -290,6 +318,7 @@ attnscore_level attnscore_kernel_level(attnscore_dtype dtype) {
   if (v == ATTNSCORE_DTYPE_F32) return active_kernel_f32().level;
 #if ATTNSCORE_HAVE_F16
   if (v == ATTNSCORE_DTYPE_F16) return active_kernel_f16().level;
+  if (v == ATTNSCORE_DTYPE_BF16) return active_kernel_bf16().level;
 #endif
 #if ATTNSCORE_HAVE_S8
   if (v == ATTNSCORE_DTYPE_S8) return active_kernel_s8().level;

@@ -38,8 +38,9 @@ inline xsimd::batch<float, Arch> fmadd(xsimd::batch<float, Arch> a, xsimd::batch
 
 // How the templates below read an element type T of K (and of Q in the decode shapes): `load`
 // gives W consecutive elements as a float batch, `load_aligned` the same from a 64-byte aligned
-// panel, `one` a single element as a float. For float these are plain loads; the f16 kernels
-// specialise it per arch (tile_f16.hpp) to convert exactly while loading.
+// panel, `one` a single element as a float. For float these are plain loads; the f16 and bf16
+// kernels specialise it per arch (tile_f16.hpp) to convert exactly while loading. T is the
+// dtype's tag: its elements are storage_t<T> (kernels.h).
 template <class Arch, class T>
 struct Elem;
 
@@ -57,7 +58,7 @@ struct Elem<Arch, float> {
 // and the panel is written as whole vectors. Templated on the arch, so each level's copy is its
 // own symbol.
 template <class Arch, std::size_t NR, class T = float>
-inline void pack_panel(std::size_t cols, std::size_t d, const T *k, std::size_t ldk,
+inline void pack_panel(std::size_t cols, std::size_t d, const storage_t<T> *k, std::size_t ldk,
                        float *panel) noexcept {
   using B = xsimd::batch<float, Arch>;
   using E = Elem<Arch, T>;
@@ -69,11 +70,11 @@ inline void pack_panel(std::size_t cols, std::size_t d, const T *k, std::size_t 
       for (std::size_t i = 0; i < W; ++i) {
         // Addresses as integers: a pointer past K (a padding key, the next panel) is never formed.
         const std::uintptr_t src =
-            reinterpret_cast<std::uintptr_t>(k) + ((j0 + i) * ldk + t) * sizeof(T);
-        r[i] = j0 + i < cols ? E::load(reinterpret_cast<const T *>(src)) : B(0.0f);
+            reinterpret_cast<std::uintptr_t>(k) + ((j0 + i) * ldk + t) * sizeof(storage_t<T>);
+        r[i] = j0 + i < cols ? E::load(reinterpret_cast<const storage_t<T> *>(src)) : B(0.0f);
         // The same piece of the next panel's rows: 2 * W rows read W floats at a time defeat the
         // hardware prefetchers. A prefetch never faults.
-        __builtin_prefetch(reinterpret_cast<const void *>(src + NR * ldk * sizeof(T)));
+        __builtin_prefetch(reinterpret_cast<const void *>(src + NR * ldk * sizeof(storage_t<T>)));
       }
       Transpose<Arch>::run(r);
       for (std::size_t i = 0; i < W; ++i) r[i].store_aligned(panel + (t + i) * NR + j0);
@@ -188,13 +189,13 @@ constexpr std::size_t kDecodeBlocksInFlight = [] {
 }();
 
 template <class Arch, std::size_t R, std::size_t KB, class T = float>
-inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
-                               std::size_t ldq, const T *k, std::size_t ldk, float *s,
-                               std::size_t lds, float scale) noexcept {
+inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d,
+                               const storage_t<T> *q, std::size_t ldq, const storage_t<T> *k,
+                               std::size_t ldk, float *s, std::size_t lds, float scale) noexcept {
   using B = xsimd::batch<float, Arch>;
   using E = Elem<Arch, T>;
   constexpr std::size_t W = B::size, KBI = kDecodeBlocksInFlight<Arch, R, KB>;
-  const T *qr[R];
+  const storage_t<T> *qr[R];
   for (std::size_t r = 0; r < R; ++r) qr[r] = q + (r < rows ? r : rows - 1) * ldq;
   for (std::size_t b0 = 0; b0 < KB && b0 * W < cols; b0 += KBI) {
     B acc[R][KBI];
@@ -211,14 +212,14 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
         B blk[W];
         const std::size_t j0 = (b0 + b) * W;
         const std::uintptr_t src0 =
-            reinterpret_cast<std::uintptr_t>(k) + (j0 * ldk + t) * sizeof(T);
-        const std::size_t row_bytes = ldk * sizeof(T), ahead = KB * W * row_bytes;
+            reinterpret_cast<std::uintptr_t>(k) + (j0 * ldk + t) * sizeof(storage_t<T>);
+        const std::size_t row_bytes = ldk * sizeof(storage_t<T>), ahead = KB * W * row_bytes;
         if (j0 + W <= cols) {
           // A whole block (every block but the last): no per-key test on the hot path.
 #pragma GCC unroll 16
           for (std::size_t i = 0; i < W; ++i) {
             const std::uintptr_t src = src0 + i * row_bytes;
-            blk[i] = E::load(reinterpret_cast<const T *>(src));
+            blk[i] = E::load(reinterpret_cast<const storage_t<T> *>(src));
             // The next tile's keys, same dims: see pack_panel.
             __builtin_prefetch(reinterpret_cast<const void *>(src + ahead));
           }
@@ -226,7 +227,7 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
           for (std::size_t i = 0; i < W; ++i) {
             // Addresses as integers: a pointer past K (a padding key) is never formed.
             const std::uintptr_t src = src0 + i * row_bytes;
-            blk[i] = j0 + i < cols ? E::load(reinterpret_cast<const T *>(src)) : B(0.0f);
+            blk[i] = j0 + i < cols ? E::load(reinterpret_cast<const storage_t<T> *>(src)) : B(0.0f);
           }
         }
         Transpose<Arch>::run(blk);
@@ -264,9 +265,9 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
 // spent on absent rows), and above that the group maximum (a tile repeats its last row for the
 // rows it lacks; rows 5 ... 7 instances would cost library size for rare group sizes).
 template <class Arch, std::size_t KB, class T = float, std::size_t R = 1>
-inline void qk_f32_decode(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
-                          std::size_t ldq, const T *k, std::size_t ldk, float *s, std::size_t lds,
-                          float scale) noexcept {
+inline void qk_f32_decode(std::size_t rows, std::size_t cols, std::size_t d, const storage_t<T> *q,
+                          std::size_t ldq, const storage_t<T> *k, std::size_t ldk, float *s,
+                          std::size_t lds, float scale) noexcept {
   static_assert(kDecodeGroupRows<Arch> >= kDecodeRows && kDecodeGroupRows<Arch> <= kMaxDecodeRows,
                 "the decode tile takes the scores call's rows, and the table says how many more");
   if constexpr (R < kDecodeGroupRows<Arch>) {
@@ -284,16 +285,17 @@ inline void qk_f32_decode(std::size_t rows, std::size_t cols, std::size_t d, con
 // R * P * NV independent FMA chains hide the FMA latency. Same per-element order as every
 // other f32 shape.
 template <class Arch, std::size_t R, std::size_t NV, std::size_t P, class T = float>
-inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
-                                      std::size_t ldq, const T *panels, std::size_t stride,
-                                      float *s, std::size_t lds, float scale) noexcept {
+inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::size_t d,
+                                      const storage_t<T> *q, std::size_t ldq,
+                                      const storage_t<T> *panels, std::size_t stride, float *s,
+                                      std::size_t lds, float scale) noexcept {
   using B = xsimd::batch<float, Arch>;
   using E = Elem<Arch, T>;
   constexpr std::size_t W = B::size, NR = NV * W;
-  const T *qr[R];
+  const storage_t<T> *qr[R];
   for (std::size_t r = 0; r < R; ++r) qr[r] = q + (r < rows ? r : rows - 1) * ldq;
   for (std::size_t j0 = 0; j0 < cols; j0 += P * NR) {
-    const T *base = panels + (j0 / NR) * stride;
+    const storage_t<T> *base = panels + (j0 / NR) * stride;
     const std::size_t np = (cols - j0 + NR - 1) / NR < P ? (cols - j0 + NR - 1) / NR : P;
     B acc[R][P][NV];
     for (std::size_t r = 0; r < R; ++r)
@@ -302,7 +304,7 @@ inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::s
     for (std::size_t t = 0; t < d; ++t) {
       for (std::size_t p = 0; p < P; ++p) {
         // Panels past the last present one re-read the last (not stored): no branch inside.
-        const T *pp = base + (p < np ? p : np - 1) * stride + t * NR;
+        const storage_t<T> *pp = base + (p < np ? p : np - 1) * stride + t * NR;
         for (std::size_t v = 0; v < NV; ++v) {
           const B kv = E::load_aligned(pp + v * W);
           for (std::size_t r = 0; r < R; ++r)
@@ -323,9 +325,10 @@ inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::s
 }
 
 template <class Arch, std::size_t NV, std::size_t P, class T = float>
-inline void qk_f32_panels_decode(std::size_t rows, std::size_t cols, std::size_t d, const T *q,
-                                 std::size_t ldq, const T *panels, std::size_t stride, float *s,
-                                 std::size_t lds, float scale) noexcept {
+inline void qk_f32_panels_decode(std::size_t rows, std::size_t cols, std::size_t d,
+                                 const storage_t<T> *q, std::size_t ldq, const storage_t<T> *panels,
+                                 std::size_t stride, float *s, std::size_t lds,
+                                 float scale) noexcept {
   if (rows == 1)
     qk_f32_panels_decode_tile<Arch, 1, NV, P, T>(rows, cols, d, q, ldq, panels, stride, s, lds,
                                                  scale);
