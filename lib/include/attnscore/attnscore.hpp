@@ -21,6 +21,12 @@ struct f16 {
 };
 static_assert(sizeof(f16) == 2 && alignof(f16) == 2, "f16 is its 16 bits");
 
+/// A bfloat16 value held as its bits: storage only (see to_f32, to_bf16 and convert).
+struct bf16 {
+  std::uint16_t bits;
+};
+static_assert(sizeof(bf16) == 2 && alignof(bf16) == 2, "bf16 is its 16 bits");
+
 /// A row-major matrix view: `rows` x `cols` elements, row i starting at `data + i * ld`.
 template <class T>
 struct MatrixView {
@@ -65,6 +71,9 @@ inline const std::uint16_t *f16_bits(const f16 *p) noexcept {
   return reinterpret_cast<const std::uint16_t *>(p);
 }
 inline std::uint16_t *f16_bits(f16 *p) noexcept { return reinterpret_cast<std::uint16_t *>(p); }
+inline const std::uint16_t *f16_bits(const bf16 *p) noexcept {
+  return reinterpret_cast<const std::uint16_t *>(p);
+}
 
 namespace detail {
 template <class T>
@@ -73,6 +82,8 @@ template <>
 struct DtypeOf<float> : std::integral_constant<Dtype, ATTNSCORE_DTYPE_F32> {};
 template <>
 struct DtypeOf<f16> : std::integral_constant<Dtype, ATTNSCORE_DTYPE_F16> {};
+template <>
+struct DtypeOf<bf16> : std::integral_constant<Dtype, ATTNSCORE_DTYPE_BF16> {};
 template <>
 struct DtypeOf<std::int8_t> : std::integral_constant<Dtype, ATTNSCORE_DTYPE_S8> {};
 }  // namespace detail
@@ -93,6 +104,14 @@ inline Status scores(MatrixView<const f16> q, MatrixView<const f16> k, MatrixVie
   if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
   return attnscore_scores_f16(q.rows, k.rows, q.cols, f16_bits(q.data), q.ld, f16_bits(k.data),
                               k.ld, s.data, s.ld, scale);
+}
+
+/// The same from bfloat16 q and k, f32 accumulation and output: attnscore_scores_bf16.
+inline Status scores(MatrixView<const bf16> q, MatrixView<const bf16> k, MatrixView<float> s,
+                     float scale = 0.0f) noexcept {
+  if (q.cols != k.cols || s.rows != q.rows || s.cols != k.rows) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_scores_bf16(q.rows, k.rows, q.cols, f16_bits(q.data), q.ld, f16_bits(k.data),
+                               k.ld, s.data, s.ld, scale);
 }
 
 /// s[i][j] = (float)acc_ij * ((q_scale * scale) * k_scale) from int8 q and k: attnscore_scores_s8
@@ -236,14 +255,14 @@ attnscore_output output(const HeadsView<T> &v) noexcept {
 }  // namespace detail
 
 /// A packed KV cache of keys over caller memory (attnscore_cache): `heads` KV heads of up to
-/// `capacity` tokens of dimension d, of element type T (float, f16 or std::int8_t: the dtype is
-/// part of the type, so Q and the appended keys are checked against it at compile time).
+/// `capacity` tokens of dimension d, of element type T (float, f16, bf16 or std::int8_t: the dtype
+/// is part of the type, so Q and the appended keys are checked against it at compile time).
 /// Allocation-free; not copyable (it points into the memory it was given).
 template <class T>
 class KeyCache {
   static_assert(std::is_same<T, float>::value || std::is_same<T, f16>::value ||
-                    std::is_same<T, std::int8_t>::value,
-                "KeyCache<T>: T is float, f16 or std::int8_t");
+                    std::is_same<T, bf16>::value || std::is_same<T, std::int8_t>::value,
+                "KeyCache<T>: T is float, f16, bf16 or std::int8_t");
 
  public:
   /// What append() takes: HeadsView<const T>, or for int8 a QuantizedHeadsView (one scale per
@@ -407,6 +426,26 @@ inline Status attention(HeadsView<const f16> q, const KeyCache<f16> &k, HeadsVie
                         Parallel par = Parallel()) noexcept {
   return detail::attention(q, k, s, o, par);
 }
+inline Status attention(HeadsView<const bf16> q, HeadsView<const bf16> k, HeadsView<float> s,
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+inline Status attention(HeadsView<const bf16> q, HeadsView<const bf16> k, HeadsView<f16> s,
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+inline Status attention(HeadsView<const bf16> q, const KeyCache<bf16> &k, HeadsView<float> s,
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
+inline Status attention(HeadsView<const bf16> q, const KeyCache<bf16> &k, HeadsView<f16> s,
+                        const AttentionOptions &o = AttentionOptions(),
+                        Parallel par = Parallel()) noexcept {
+  return detail::attention(q, k, s, o, par);
+}
 inline Status attention(const QuantizedHeadsView &q, const QuantizedHeadsView &k,
                         HeadsView<float> s, const AttentionOptions &o = AttentionOptions(),
                         Parallel par = Parallel()) noexcept {
@@ -449,6 +488,26 @@ inline f16 to_f16(float x) noexcept {
   return h;
 }
 
+/// Converts n values: bfloat16 to f32 exactly (attnscore_convert).
+inline Status convert(std::size_t n, const bf16 *src, float *dst) noexcept {
+  return attnscore_convert(n, ATTNSCORE_DTYPE_BF16, src, ATTNSCORE_DTYPE_F32, dst);
+}
+/// Converts n values: f32 to bfloat16, rounded to nearest even (a NaN made quiet).
+inline Status convert(std::size_t n, const float *src, bf16 *dst) noexcept {
+  return attnscore_convert(n, ATTNSCORE_DTYPE_F32, src, ATTNSCORE_DTYPE_BF16, dst);
+}
+/// The exact f32 value of a bfloat16 (NaN in a build without f16).
+inline float to_f32(bf16 h) noexcept {
+  float out;
+  return convert(1, &h, &out) == ATTNSCORE_OK ? out : __builtin_nanf("");
+}
+/// x rounded to the nearest bfloat16 (ties to even).
+inline bf16 to_bf16(float x) noexcept {
+  bf16 h{0x7fc0};
+  convert(1, &x, &h);
+  return h;
+}
+
 /// f32 rows to int8 with one scale per row (scales: x.rows floats): attnscore_quantize_s8.
 /// ATTNSCORE_ERR_SHAPE_MISMATCH (nothing written) if out is not x.rows x x.cols.
 inline Status quantize(MatrixView<const float> x, MatrixView<std::int8_t> out,
@@ -462,6 +521,13 @@ inline Status quantize(MatrixView<const f16> x, MatrixView<std::int8_t> out,
                        float *scales) noexcept {
   if (out.rows != x.rows || out.cols != x.cols) return ATTNSCORE_ERR_SHAPE_MISMATCH;
   return attnscore_quantize_s8(x.rows, x.cols, ATTNSCORE_DTYPE_F16, x.data, x.ld, out.data, out.ld,
+                               scales);
+}
+/// bfloat16 rows to int8 with one scale per row (the bits quantize() gives the converted rows).
+inline Status quantize(MatrixView<const bf16> x, MatrixView<std::int8_t> out,
+                       float *scales) noexcept {
+  if (out.rows != x.rows || out.cols != x.cols) return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  return attnscore_quantize_s8(x.rows, x.cols, ATTNSCORE_DTYPE_BF16, x.data, x.ld, out.data, out.ld,
                                scales);
 }
 
