@@ -64,6 +64,17 @@ std::vector<const attnscore::KernelF16 *> usable_kernels_f16() {
 #endif
 }
 
+std::vector<const attnscore::KernelF16 *> usable_kernels_bf16() {
+#if ATTNSCORE_HAVE_F16
+  std::size_t n;
+  const attnscore::KernelF16 *const *table = attnscore::kernels_bf16(&n);
+  return usable_kernels(table, n);
+#else
+  WARN("bf16 not built (ATTNSCORE_ENABLE_F16=OFF): no bf16 kernel to test");
+  return {};
+#endif
+}
+
 std::vector<const attnscore::KernelS8 *> usable_kernels_s8() {
 #if ATTNSCORE_HAVE_S8
   std::size_t n;

@@ -29,6 +29,8 @@ const attnscore::KernelF32 *kernel_f32(const std::string &name);
 
 // The same for the f16 table (empty in a build without f16).
 std::vector<const attnscore::KernelF16 *> usable_kernels_f16();
+// The bf16 table's (also KernelF16 rows; empty in a build without f16).
+std::vector<const attnscore::KernelF16 *> usable_kernels_bf16();
 // The same for the s8 table (empty in a build without the int8 path).
 std::vector<const attnscore::KernelS8 *> usable_kernels_s8();
 // The levels that have an f32 kernel this CPU runs (int8-only levels such as avx512vnni do not).

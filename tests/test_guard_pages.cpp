@@ -105,6 +105,14 @@ template <>
 inline std::uint16_t from_int<std::uint16_t>(int v) {  // exact: small integers are f16 values
   return testing::f16_nearest(v);
 }
+// A bfloat16 element (its bits), distinct from binary16's in the sweeps' element type.
+struct BF16 {
+  std::uint16_t bits;
+};
+template <>
+inline BF16 from_int<BF16>(int v) {  // exact: small integers are bf16 values
+  return {testing::bf16_nearest(v)};
+}
 
 // d where vector bodies, tails and chunks of d begin and end; the long ones get fewer shapes.
 std::vector<std::size_t> short_d() {
@@ -245,6 +253,15 @@ void call_kernel_f16(const void *ctx, std::size_t n_q, std::size_t n_k, std::siz
   attnscore::run_f16(*static_cast<const attnscore::KernelF16 *>(ctx), n_q, n_k, d, q, ldq, k, ldk,
                      s, lds, scale);
 }
+
+const std::uint16_t *bits(const BF16 *p) { return reinterpret_cast<const std::uint16_t *>(p); }
+
+void call_kernel_bf16(const void *ctx, std::size_t n_q, std::size_t n_k, std::size_t d,
+                      const BF16 *q, std::size_t ldq, const BF16 *k, std::size_t ldk, float *s,
+                      std::size_t lds, float scale) {
+  attnscore::run_bf16(*static_cast<const attnscore::KernelF16 *>(ctx), n_q, n_k, d, bits(q), ldq,
+                      bits(k), ldk, s, lds, scale);
+}
 #endif
 
 #if ATTNSCORE_HAVE_S8
@@ -326,6 +343,12 @@ TEST_CASE("every f16 kernel: Q, K and S flush against guard pages", "[guard][ker
   else
     sweep_kernel<std::uint16_t>(kernel, kernel->f32->mr, kernel->f32->nr, call_kernel_f16);
 }
+
+TEST_CASE("every bf16 kernel: Q, K and S flush against guard pages", "[guard][kernels][bf16]") {
+  const attnscore::KernelF16 *kernel = GENERATE(from_range(testing::usable_kernels_bf16()));
+  CAPTURE(kernel->name);
+  sweep_kernel<BF16>(kernel, kernel->f32->mr, kernel->f32->nr, call_kernel_bf16);
+}
 #endif
 
 #if ATTNSCORE_HAVE_S8
@@ -402,10 +425,31 @@ void tile_f16(const std::string &name, std::size_t *mr, std::size_t *nr) {
     if (name == k->name && k->acc == nullptr) *mr = k->f32->mr, *nr = k->f32->nr;
 }
 
+void call_api_bf16(const void *, std::size_t n_q, std::size_t n_k, std::size_t d, const BF16 *q,
+                   std::size_t ldq, const BF16 *k, std::size_t ldk, float *s, std::size_t lds,
+                   float scale) {
+  const attnscore_status st =
+      attnscore_scores_bf16(n_q, n_k, d, bits(q), ldq, bits(k), ldk, s, lds, scale);
+  if (st != ATTNSCORE_OK) {
+    std::fprintf(stderr, "%s: status %d\n", g_case, st);
+    std::abort();
+  }
+}
+
+void tile_bf16(const std::string &name, std::size_t *mr, std::size_t *nr) {
+  for (const attnscore::KernelF16 *k : testing::usable_kernels_bf16())
+    if (name == k->name) *mr = k->f32->mr, *nr = k->f32->nr;
+}
+
 }  // namespace
 
 TEST_CASE("public f16 API at every level: Q, K and S flush against guard pages", "[guard][api]") {
   sweep_api<std::uint16_t>(ATTNSCORE_DTYPE_F16, call_api_f16, "attnscore_scores_f16", tile_f16);
+}
+
+TEST_CASE("public bf16 API at every level: Q, K and S flush against guard pages",
+          "[guard][api][bf16]") {
+  sweep_api<BF16>(ATTNSCORE_DTYPE_BF16, call_api_bf16, "attnscore_scores_bf16", tile_bf16);
 }
 #endif
 
@@ -479,11 +523,14 @@ struct AttnAreas {
 };
 
 const char *dtype_name(attnscore_dtype t) {
-  return t == ATTNSCORE_DTYPE_F32 ? "f32" : t == ATTNSCORE_DTYPE_F16 ? "f16" : "s8";
+  return t == ATTNSCORE_DTYPE_F32    ? "f32"
+         : t == ATTNSCORE_DTYPE_F16  ? "f16"
+         : t == ATTNSCORE_DTYPE_BF16 ? "bf16"
+                                     : "s8";
 }
 
 std::size_t dtype_bytes(attnscore_dtype t) {
-  return t == ATTNSCORE_DTYPE_F32 ? 4 : t == ATTNSCORE_DTYPE_F16 ? 2 : 1;
+  return t == ATTNSCORE_DTYPE_F32 ? 4 : t == ATTNSCORE_DTYPE_S8 ? 1 : 2;
 }
 
 template <class T>
@@ -497,7 +544,7 @@ void push_bytes(std::vector<unsigned char> *out, T v) {
 // stays exact). A call's dense [heads][rows][d] Q and K are the first elements of these.
 struct AttnInputs {
   std::vector<int> q, k;
-  std::vector<unsigned char> q_bytes[3], k_bytes[3];  // indexed by attnscore_dtype
+  std::vector<unsigned char> q_bytes[4], k_bytes[4];  // indexed by attnscore_dtype
   std::vector<float> q_scale, k_scale;
   explicit AttnInputs(std::mt19937 &rng)
       : q(kHq * kMaxQ * kMaxD),
@@ -518,6 +565,7 @@ struct AttnInputs {
     for (int x : v) {
       push_bytes(&out[ATTNSCORE_DTYPE_F32], static_cast<float>(x));
       push_bytes(&out[ATTNSCORE_DTYPE_F16], testing::f16_nearest(x));
+      push_bytes(&out[ATTNSCORE_DTYPE_BF16], testing::bf16_nearest(x));
       push_bytes(&out[ATTNSCORE_DTYPE_S8], static_cast<std::int8_t>(x));
     }
   }
@@ -646,7 +694,8 @@ TEST_CASE("attention at every level: Q, K, S, scales and key caches flush agains
   FaultReporter reporter;
   std::mt19937 rng(5);
   const auto built = [](attnscore_dtype t) { return attnscore_kernel_name(t) != nullptr; };
-  const attnscore_dtype dtypes[] = {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16, ATTNSCORE_DTYPE_S8};
+  const attnscore_dtype dtypes[] = {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16, ATTNSCORE_DTYPE_BF16,
+                                    ATTNSCORE_DTYPE_S8};
   std::size_t cache_bytes = 0;  // the largest cache of any dtype at this level
   for (attnscore_dtype dtype : dtypes) {
     const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, dtype, kHkv, kMaxK, kMaxD};

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The kernel tester: every compiled kernel of every dtype (f32, f16, int8) this CPU can run, over
-// the shape sweep of the design, and the key cache of every dtype against its kernel.
+// The kernel tester: every compiled kernel of every dtype (f32, f16, bf16, int8) this CPU can run,
+// over the shape sweep of the design, and the key cache of every dtype against its kernel.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -22,10 +22,10 @@ namespace {
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // A kernel of any dtype as the sweep sees it: its tile sizes, and a run through its blocking
-// driver on float matrices whose values the dtype holds exactly (f16: binary16 values, int8:
+// driver on float matrices whose values the dtype holds exactly (f16, bf16: their values, int8:
 // integers in [-128, 127], as round_to_dtype and fill_exact make them; the run passes copies in
-// the dtype, f16 made by the tests' own oracle, with NaN (f16) or -77 (int8) in the gaps between
-// rows and a misaligned base).
+// the dtype, f16 and bf16 made by the tests' own oracle, with NaN (f16, bf16) or -77 (int8) in the
+// gaps between rows and a misaligned base).
 // An f16-accumulating kernel (acc16) is held to its own bound (support.hpp, f16acc_bound)
 // instead of bit-exactness or the f32 contract; an int8 kernel is always held to the int8
 // contract bit for bit (support.hpp, s8_score), with scales of 1 unless a case gives its own.
@@ -36,24 +36,24 @@ struct AnyKernel {
   bool acc16 = false;
   const KernelF32 *f32 = nullptr;
 #if ATTNSCORE_HAVE_F16
-  const attnscore::KernelF16 *f16 = nullptr;
+  const attnscore::KernelF16 *f16 = nullptr;  // a binary16 row, or a bfloat16 one (bf16)
 #endif
+  bool bf16 = false;
 #if ATTNSCORE_HAVE_S8
   const attnscore::KernelS8 *s8 = nullptr;
 #endif
 
   attnscore_dtype dtype() const {
     if (is_s8()) return ATTNSCORE_DTYPE_S8;
-    return f32 != nullptr ? ATTNSCORE_DTYPE_F32 : ATTNSCORE_DTYPE_F16;
+    if (f32 != nullptr) return ATTNSCORE_DTYPE_F32;
+    return bf16 ? ATTNSCORE_DTYPE_BF16 : ATTNSCORE_DTYPE_F16;
   }
 
   // The elements of a rows x cols matrix m (row stride ld) in this dtype, at the same strides,
   // as bytes (for a cache append and the attention call's Q).
   std::vector<unsigned char> in_dtype(std::size_t rows, std::size_t cols, const float *m,
                                       std::size_t ld) const {
-    const std::size_t e = dtype() == ATTNSCORE_DTYPE_F32   ? 4
-                          : dtype() == ATTNSCORE_DTYPE_F16 ? 2
-                                                           : 1;
+    const std::size_t e = dtype() == ATTNSCORE_DTYPE_F32 ? 4 : is_s8() ? 1 : 2;
     std::vector<unsigned char> b(((rows - 1) * ld + cols) * e + 16, 0xa5);
     for (std::size_t i = 0; i < rows; ++i)
       for (std::size_t j = 0; j < cols; ++j) {
@@ -62,7 +62,7 @@ struct AnyKernel {
         if (e == 4) {
           std::memcpy(at, &x, 4);
         } else if (e == 2) {
-          const std::uint16_t h = testing::f16_nearest(x);
+          const std::uint16_t h = nearest16(x);
           std::memcpy(at, &h, 2);
         } else {
           *at = static_cast<unsigned char>(static_cast<std::int8_t>(x));
@@ -97,7 +97,8 @@ struct AnyKernel {
 #if ATTNSCORE_HAVE_F16
     if (f16 != nullptr) {
       const std::vector<std::uint16_t> qh = halves(n_q, d, q, ldq), kh = halves(n_k, d, k, ldk);
-      attnscore::run_f16(*f16, n_q, n_k, d, qh.data() + 1, ldq, kh.data() + 1, ldk, s, lds, scale);
+      (bf16 ? attnscore::run_bf16 : attnscore::run_f16)(*f16, n_q, n_k, d, qh.data() + 1, ldq,
+                                                        kh.data() + 1, ldk, s, lds, scale);
       return;
     }
 #endif
@@ -143,7 +144,7 @@ struct AnyKernel {
         float &x = b.at(i, j);
         if (is_s8()) x = std::nearbyint(x * 127.0f);
 #if ATTNSCORE_HAVE_F16
-        if (f16 != nullptr) x = static_cast<float>(testing::f16_value(testing::f16_nearest(x)));
+        if (f16 != nullptr) x = static_cast<float>(value16(nearest16(x)));
 #endif
       }
   }
@@ -185,17 +186,23 @@ struct AnyKernel {
         b[pad(ld) + i * ld + j] = static_cast<std::int8_t>(m[i * ld + j]);
     return b;
   }
-  static std::vector<std::uint16_t> halves(std::size_t rows, std::size_t cols, const float *m,
-                                           std::size_t ld) {
-    std::vector<std::uint16_t> h(1 + (rows - 1) * ld + cols + 1, 0x7e00);
+  // The 16-bit format's nearest value and the value of its bits (the tests' oracle).
+  std::uint16_t nearest16(double x) const {
+    return bf16 ? testing::bf16_nearest(x) : testing::f16_nearest(x);
+  }
+  double value16(std::uint16_t h) const {
+    return bf16 ? testing::bf16_value(h) : testing::f16_value(h);
+  }
+  std::vector<std::uint16_t> halves(std::size_t rows, std::size_t cols, const float *m,
+                                    std::size_t ld) const {
+    std::vector<std::uint16_t> h(1 + (rows - 1) * ld + cols + 1, bf16 ? 0x7fc0 : 0x7e00);
     for (std::size_t i = 0; i < rows; ++i)
-      for (std::size_t j = 0; j < cols; ++j)
-        h[1 + i * ld + j] = testing::f16_nearest(m[i * ld + j]);
+      for (std::size_t j = 0; j < cols; ++j) h[1 + i * ld + j] = nearest16(m[i * ld + j]);
     return h;
   }
 };
 
-// Every usable kernel of every dtype, f32 first, then f16 and int8: each table's kernels this
+// Every usable kernel of every dtype, f32 first, then f16, bf16 and int8: each table's kernels this
 // CPU runs (the others reported by testing::usable_kernels_*).
 std::vector<AnyKernel> usable_all() {
   std::vector<AnyKernel> all;
@@ -210,6 +217,11 @@ std::vector<AnyKernel> usable_all() {
                       ? AnyKernel{k->name, k->level, k->acc_mr, k->acc_nr, k->nr_dec, true}
                       : AnyKernel{k->name, k->level, k->f32->mr, k->f32->nr, k->nr_dec};
     a.f16 = k;
+    all.push_back(a);
+  }
+  for (const attnscore::KernelF16 *k : testing::usable_kernels_bf16()) {
+    AnyKernel a{k->name, k->level, k->f32->mr, k->f32->nr, k->nr_dec};
+    a.f16 = k, a.bf16 = true;
     all.push_back(a);
   }
 #endif
@@ -521,9 +533,7 @@ TEST_CASE("every kernel: the key cache of its dtype gives the same bits as the r
       std::vector<unsigned char> mem(bytes + 3);
       attnscore_cache *cache = nullptr;
       REQUIRE(attnscore_cache_init(mem.data() + 3, bytes, &shape, &cache) == ATTNSCORE_OK);
-      const std::size_t esz = dtype == ATTNSCORE_DTYPE_F32   ? 4
-                              : dtype == ATTNSCORE_DTYPE_F16 ? 2
-                                                             : 1;
+      const std::size_t esz = dtype == ATTNSCORE_DTYPE_F32 ? 4 : s8 ? 1 : 2;
       // Appends keys [from, to) of both heads in uneven pieces, as tokens arrive.
       const auto append = [&](std::size_t from, std::size_t to, std::size_t step) {
         for (std::size_t done = from; done < to; done += step, step = step * 3 % 7 + 1) {
