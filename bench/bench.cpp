@@ -177,16 +177,15 @@ Data::Data(const Shape &sh)
     std::memcpy(k.data() + c * k_stride, k.data(), sh.n_k * sh.d * sizeof(float));
 }
 
-DataF16::DataF16(const Shape &sh)
+Data16::Data16(const Shape &sh, attnscore_dtype dtype)
     : q(sh.n_q * sh.d), s(sh.n_q * sh.n_k), k_stride((sh.n_k * sh.d + 31) / 32 * 32) {
   copies = sh.cold ? std::max<std::size_t>(2, kColdPoolBytes / (k_stride * 2)) : 1;
   k.resize(copies * k_stride);
   Shape f32_shape = sh;
   f32_shape.cold = false;
   const Data hot(f32_shape);
-  attnscore_convert(q.size(), ATTNSCORE_DTYPE_F32, hot.q.data(), ATTNSCORE_DTYPE_F16, q.data());
-  attnscore_convert(sh.n_k * sh.d, ATTNSCORE_DTYPE_F32, hot.k.data(), ATTNSCORE_DTYPE_F16,
-                    k.data());
+  attnscore_convert(q.size(), ATTNSCORE_DTYPE_F32, hot.q.data(), dtype, q.data());
+  attnscore_convert(sh.n_k * sh.d, ATTNSCORE_DTYPE_F32, hot.k.data(), dtype, k.data());
   for (std::size_t c = 1; c < copies; ++c)
     std::memcpy(k.data() + c * k_stride, k.data(), sh.n_k * sh.d * 2);
 }
@@ -291,27 +290,21 @@ void time_calls(benchmark::State &state, const float *out, Call call) {
   }
 }
 
-// The data of the f32 and f16 key caches' rows, by the element type of Q and K.
-template <class E>
-struct KcacheData;
-template <>
-struct KcacheData<float> {
-  using Data = bench::Data;
-  static constexpr attnscore_dtype dtype = ATTNSCORE_DTYPE_F32;
-};
-template <>
-struct KcacheData<std::uint16_t> {
-  using Data = bench::DataF16;
-  static constexpr attnscore_dtype dtype = ATTNSCORE_DTYPE_F16;
-};
+// The data of the f32, f16 and bf16 rows, by the dtype of Q and K.
+template <attnscore_dtype D>
+auto make_data(const bench::Shape &sh) {
+  if constexpr (D == ATTNSCORE_DTYPE_F32)
+    return bench::Data(sh);
+  else
+    return bench::Data16(sh, D);
+}
 
-// Decode through the packed f32 or f16 key cache of one head (a pool of caches for cold runs),
-// at one level: attnscore_attention with the cache as K.
-template <class E>
+// Decode through the packed f32, f16 or bf16 key cache of one head (a pool of caches for cold
+// runs), at one level: attnscore_attention with the cache as K.
+template <attnscore_dtype dtype>
 void bm_kcache(benchmark::State &state, attnscore_level level, bench::Shape sh) {
-  constexpr attnscore_dtype dtype = KcacheData<E>::dtype;
   attnscore_set_max_level(level);
-  typename KcacheData<E>::Data data(sh);
+  auto data = make_data<dtype>(sh);
   bench::Buf<unsigned char> mem;
   std::vector<attnscore_cache *> caches;
   const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, dtype, 1, sh.n_k, sh.d};
@@ -364,18 +357,20 @@ void bm_threads(benchmark::State &state, std::size_t threads, bench::Shape sh) {
   }
 }
 
-// The f16 rows: attnscore_scores_f16 (f32 accumulation and output) on binary16 Q and K.
-void bm_attnscore_f16(benchmark::State &state, attnscore_level level, bench::Shape sh) {
+// The f16 and bf16 rows: attnscore_scores_f16 or attnscore_scores_bf16 (f32 accumulation and
+// output) on 16-bit Q and K of `dtype`.
+void bm_attnscore_16(benchmark::State &state, attnscore_dtype dtype, attnscore_level level,
+                     bench::Shape sh) {
   if (attnscore_set_max_level(level) != ATTNSCORE_OK) {
     state.SkipWithError("level not in this build");
     return;
   }
-  bench::DataF16 data(sh);
+  const auto scores = dtype == ATTNSCORE_DTYPE_BF16 ? attnscore_scores_bf16 : attnscore_scores_f16;
+  bench::Data16 data(sh, dtype);
   std::size_t i = 0;
   for (auto _ : state) {
-    const attnscore_status st =
-        attnscore_scores_f16(sh.n_q, sh.n_k, sh.d, data.q.data(), sh.d, data.k_at(i++), sh.d,
-                             data.s.data(), sh.n_k, 0.0f);
+    const attnscore_status st = scores(sh.n_q, sh.n_k, sh.d, data.q.data(), sh.d, data.k_at(i++),
+                                       sh.d, data.s.data(), sh.n_k, 0.0f);
     if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
     benchmark::DoNotOptimize(data.s.data());
     benchmark::ClobberMemory();
@@ -736,7 +731,7 @@ int main(int argc, char **argv) {
               ->Unit(benchmark::kMicrosecond);
           if (sh.decode())
             benchmark::RegisterBenchmark(("kcache:" + kernel + "/" + sh.name()).c_str(),
-                                         bm_kcache<float>, level, sh)
+                                         bm_kcache<ATTNSCORE_DTYPE_F32>, level, sh)
                 ->Unit(benchmark::kMicrosecond);
         }
         for (std::size_t threads : {1, 2})
@@ -748,25 +743,29 @@ int main(int argc, char **argv) {
                 bm_threads, threads, sh)
                 ->Unit(benchmark::kMicrosecond)
                 ->UseRealTime();
-        // The f16 rows beside them: one per level whose f16 kernel is its own (sse2 has none).
+        // The f16 and bf16 rows beside them: one per level whose kernel of the dtype is its own
+        // (sse2 has none for f16).
         bench::Shape sh16 = sh;
         sh16.elem = 2;
-        for (attnscore_level level : runnable_levels()) {
-          attnscore_set_max_level(level);
-          const char *name16 = attnscore_kernel_name(ATTNSCORE_DTYPE_F16);
-          const bool own =
-              name16 != nullptr && attnscore_kernel_level(ATTNSCORE_DTYPE_F16) == level;
-          const std::string kernel = name16 ? name16 : "";
-          attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
-          if (!own) continue;
-          benchmark::RegisterBenchmark((kernel + "/" + sh.name()).c_str(), bm_attnscore_f16, level,
-                                       sh16)
-              ->Unit(benchmark::kMicrosecond);
-          if (sh.decode())
-            benchmark::RegisterBenchmark(("kcache:" + kernel + "/" + sh.name()).c_str(),
-                                         bm_kcache<std::uint16_t>, level, sh16)
+        for (attnscore_dtype dtype : {ATTNSCORE_DTYPE_F16, ATTNSCORE_DTYPE_BF16})
+          for (attnscore_level level : runnable_levels()) {
+            attnscore_set_max_level(level);
+            const char *name16 = attnscore_kernel_name(dtype);
+            const bool own = name16 != nullptr && attnscore_kernel_level(dtype) == level;
+            const std::string kernel = name16 ? name16 : "";
+            attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+            if (!own) continue;
+            benchmark::RegisterBenchmark((kernel + "/" + sh.name()).c_str(), bm_attnscore_16, dtype,
+                                         level, sh16)
                 ->Unit(benchmark::kMicrosecond);
-        }
+            if (sh.decode())
+              benchmark::RegisterBenchmark(("kcache:" + kernel + "/" + sh.name()).c_str(),
+                                           dtype == ATTNSCORE_DTYPE_BF16
+                                               ? bm_kcache<ATTNSCORE_DTYPE_BF16>
+                                               : bm_kcache<ATTNSCORE_DTYPE_F16>,
+                                           level, sh16)
+                  ->Unit(benchmark::kMicrosecond);
+          }
         // s8 beside f32: each level with its own s8 kernel.
         for (attnscore_level level : runnable_levels()) {
           attnscore_set_max_level(level);

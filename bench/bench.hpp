@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "attnscore/attnscore.h"
+
 namespace bench {
 
 // One call shape. Decode shapes (one query) run hot (the same K every call, in cache) and cold
@@ -19,7 +21,7 @@ namespace bench {
 struct Shape {
   std::size_t n_q, n_k, d;
   bool cold = false;
-  std::size_t elem = 4;  // bytes of an element of Q and K: 4 (f32) or 2 (f16)
+  std::size_t elem = 4;  // bytes of an element of Q and K: 4 (f32) or 2 (f16, bf16)
   std::string name() const {
     return "d" + std::to_string(d) + "/" + std::to_string(n_q) + "x" + std::to_string(n_k) +
            (n_q == 1 ? (cold ? "/cold" : "/hot") : "");
@@ -74,13 +76,13 @@ struct Data {
   std::size_t k_stride;
 };
 
-// The same as binary16 bits (converted by the library), for the f16 rows: the cold pool holds
-// as many bytes of K as the f32 one.
-struct DataF16 {
+// The same as 16-bit float bits of `dtype` (f16 or bf16, converted by the library), for the f16
+// and bf16 rows and their anchors: the cold pool holds as many bytes of K as the f32 one.
+struct Data16 {
   Buf<std::uint16_t> q, k;
   Buf<float> s;
   std::size_t copies, k_stride;
-  explicit DataF16(const Shape &sh);
+  Data16(const Shape &sh, attnscore_dtype dtype);
   const std::uint16_t *k_at(std::size_t i) const { return k.data() + (i % copies) * k_stride; }
 };
 
