@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Google Benchmark: the public API at every level this CPU runs, on the standard shapes, beside
-// OpenBLAS (sgemm, or sgemv for decode), Eigen and (int8) oneDNN when found, and beside the limits
-// measured in this same run (FMA peak per level, read bandwidth per memory level), so every ratio
-// comes from one run.
+// OpenBLAS (sgemm, or sgemv for decode), Eigen and (int8, bf16) oneDNN when found, and beside the
+// limits measured in this same run (FMA peak per level, read bandwidth per memory level), so every
+// ratio comes from one run.
 #include "bench.hpp"
 
 #include <algorithm>
@@ -794,6 +794,7 @@ int main(int argc, char **argv) {
 #endif
         bench::register_eigen(sh);
         bench::register_onednn_s8(sh);
+        bench::register_onednn_bf16(sh16);
         bench::register_xnnpack(sh);
       }
     }

@@ -129,6 +129,9 @@ void set_counters_s8(benchmark::State &state, const Shape &sh, int level);
 bool register_eigen(const Shape &sh);
 // Registers the oneDNN int8 anchor (anchor_onednn.cpp); false where oneDNN was not found.
 bool register_onednn_s8(const Shape &sh);
+// Registers the oneDNN bf16 anchor (anchor_onednn.cpp); false where oneDNN was not found or the
+// build has no bf16.
+bool register_onednn_bf16(const Shape &sh);
 // Registers the XNNPACK f32 and qs8 anchors (anchor_xnnpack.cpp); false where XNNPACK was not
 // found.
 bool register_xnnpack(const Shape &sh);
