@@ -58,11 +58,10 @@ int dtype_int(const attnscore_dtype &e) {
   return v;
 }
 
-std::size_t dtype_bytes(int dtype) { return dtype == 0 ? 4 : dtype == 1 ? 2 : 1; }
-
+// S is f32 or f16 only.
 bool dtype_known(int dtype, bool output) {
-  return dtype == ATTNSCORE_DTYPE_F32 || (dtype == ATTNSCORE_DTYPE_F16 && f16_built()) ||
-         (!output && dtype == ATTNSCORE_DTYPE_S8 && s8_built());
+  return dtype_built(dtype) &&
+         (!output || dtype == ATTNSCORE_DTYPE_F32 || dtype == ATTNSCORE_DTYPE_F16);
 }
 
 // Every scale of an s8 tensor usable (rows per head: 1 when scale_row_stride is 0).
@@ -256,7 +255,8 @@ std::vector<char> s_elements(const attnscore_attention_desc &a, std::size_t n) {
   return mine;
 }
 
-// Typed copies of the int8 values r of a tensor: f32 r / 64, binary16 of that, or int8 r.
+// Typed copies of the int8 values r of a tensor: f32 r / 64, binary16 or bfloat16 of that (all
+// exact), or int8 r.
 Buf typed(const std::vector<std::int8_t> &r, int dtype, std::size_t extra_bytes = 0) {
   Buf out;
   out.elem = dtype_bytes(dtype);
@@ -264,8 +264,8 @@ Buf typed(const std::vector<std::int8_t> &r, int dtype, std::size_t extra_bytes 
   for (std::size_t x = 0; x < r.size(); ++x) {
     const float f = static_cast<float>(r[x]) / 64.0f;
     if (dtype == ATTNSCORE_DTYPE_F32) std::memcpy(out.at(x), &f, 4);
-    if (dtype == ATTNSCORE_DTYPE_F16) {
-      const std::uint16_t h = f16_nearest(f);
+    if (dtype == ATTNSCORE_DTYPE_F16 || dtype == ATTNSCORE_DTYPE_BF16) {
+      const std::uint16_t h = dtype == ATTNSCORE_DTYPE_F16 ? f16_nearest(f) : bf16_nearest(f);
       std::memcpy(out.at(x), &h, 2);
     }
     if (dtype == ATTNSCORE_DTYPE_S8) std::memcpy(out.at(x), &r[x], 1);
@@ -333,13 +333,13 @@ void run_tasks(void *pool_ctx, attnscore_task_fn fn, void *task_ctx, std::size_t
 }
 
 // ---------------------------------------------------------------------------------------------
-// attnscore_attention: heads x rows x d tensors of any dtype (f32, f16, s8 with scales per row,
-// head or tensor) in three layouts (head-major, padded, token-major) or strides the input picks;
-// S f32 or f16; K raw or from a multi-head cache (or a cache that does not fit the call); mask,
-// window, offset, softcap, softmax, f16 accumulation and scale from the input; through a
+// attnscore_attention: heads x rows x d tensors of any dtype (f32, f16, bf16, s8 with scales per
+// row, head or tensor) in three layouts (head-major, padded, token-major) or strides the input
+// picks; S f32 or f16; K raw or from a multi-head cache (or a cache that does not fit the call);
+// mask, window, offset, softcap, softmax, f16 accumulation and scale from the input; through a
 // parallel-for or not. The status is predicted from the check order; errors leave every byte
 // unchanged; on success nothing outside S's elements changes, a cache gives the raw call's bits,
-// f16 S is the f32 S rounded once, f16 Q and K give the f32 call's bits on their values, a
+// f16 S is the f32 S rounded once, f16 or bf16 Q and K give the f32 call's bits on their values, a
 // parallel call the single-threaded call's bits, and each element meets a double reference of
 // the unfused steps (f32), or the exact int8 formula (s8).
 int attention_case(Input &in, int, const AttnOpts &o) {
@@ -374,15 +374,15 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   a.p0 = pc >= 0xf0 ? huge(in, pc) : pc % (a.n_k + 4);
   a.w = wc >= 0xf0 ? huge(in, wc) : wc % 9;
   const std::uint8_t nulls = in.u8(), place = in.u8();
-  // Q and K's dtype (f32, f16, s8), S's (bit 2: f16); K raw or a cache; scale layouts; par.
+  // Q and K's dtype (f32, f16, s8; bits 3-4 01: bf16), S's (bit 2: f16; bits 3-4 10: bf16, which
+  // S cannot be); K raw or a cache; scale layouts; par.
   const std::uint8_t dt = in.u8(), ksrc = in.u8(), scm = in.u8(), pb = in.u8();
-  int qt = o.qk >= 0 ? o.qk : dt % 3;
-  const int st = o.s >= 0 ? o.s : (dt >> 2) & 1;
-  if (qt == ATTNSCORE_DTYPE_F16 && !f16_built()) return -1;
-  if (qt == ATTNSCORE_DTYPE_S8 && !s8_built()) return -1;
+  int qt = o.qk >= 0 ? o.qk : (dt & 0x18) == 0x08 ? ATTNSCORE_DTYPE_BF16 : dt % 3;
+  const int st = o.s >= 0 ? o.s : (dt & 0x18) == 0x10 ? ATTNSCORE_DTYPE_BF16 : (dt >> 2) & 1;
+  if (!dtype_built(qt)) return -1;
   const int dt_model = qt;
   int kt = qt;
-  if (ksrc >= 0xf0) kt = (qt + 1 + ksrc % 2) % 3;  // another dtype: DTYPE_MISMATCH
+  if (ksrc >= 0xf0) kt = (qt + 1 + ksrc % 3) % 4;  // another dtype: DTYPE_MISMATCH
   if (dt == 0xff) qt = 4 + (ksrc & 7);             // no dtype at all: UNKNOWN_DTYPE
   const bool use_cache = ksrc % 4 == 3;
   const unsigned cache_variant = (ksrc >> 2) % 8;  // 4: heads, 5: d, 6: a key short, 7: foreign
@@ -417,7 +417,7 @@ int attention_case(Input &in, int, const AttnOpts &o) {
                     ns <= kMaxElems;
   if (!fits) nq = nk = ns = 1;  // placeholders: such a call must fail before touching memory
   const bool s_in_q = place >= 0xf0;
-  const std::size_t se = st == ATTNSCORE_DTYPE_F16 ? 2 : 4;
+  const std::size_t se = dtype_bytes(st);
   Input values = in.stream();
   std::vector<std::int8_t> qr(nq), kr(nk);
   for (std::int8_t &x : qr) x = static_cast<std::int8_t>(values.v8());
@@ -459,22 +459,21 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   }
 
   // K from a cache: dense keys of the cache's dtype, one scale per key, appended in two parts.
-  const int ct = kt < 3 ? kt : dt_model;
   const std::size_t c_heads = std::max<std::size_t>(1, a.hkv + (cache_variant == 4)),
                     c_d = a.d + (cache_variant == 5), c_cap = a.n_k + 2;
   const std::size_t c_n = a.n_k - (cache_variant == 6 && a.n_k > 0);
   // A dtype this build leaves out has no cache: the call is then given foreign memory.
   const bool cache_fits =
-      use_cache && a.d > 0 && c_heads * c_cap * c_d <= kMaxElems && dtype_known(ct, false);
+      use_cache && a.d > 0 && c_heads * c_cap * c_d <= kMaxElems && dtype_known(kt, false);
   std::vector<std::int8_t> cr(cache_fits ? c_heads * c_n * c_d : 0);
   for (std::int8_t &x : cr) x = static_cast<std::int8_t>(values.v8());
-  Buf ckeys = typed(cr, ct);
+  Buf ckeys = typed(cr, kt);
   std::vector<float> cks(cache_fits ? c_heads * c_n : 0);
   for (float &x : cks) x = s8_scale_value(values, 0) / 64.0f;
   std::vector<unsigned char> cmem, foreign(256, 0x5a);
-  CacheFacts facts{false, ct, c_heads, c_d, c_n, nullptr, 0};
+  CacheFacts facts{false, kt, c_heads, c_d, c_n, nullptr, 0};
   if (use_cache) {
-    const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, static_cast<attnscore_dtype>(ct),
+    const attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, static_cast<attnscore_dtype>(kt),
                                       c_heads, c_cap, c_d};
     attnscore_cache *cache = nullptr;
     if (cache_fits) {
@@ -486,7 +485,7 @@ int attention_case(Input &in, int, const AttnOpts &o) {
         const std::size_t from = part == 0 ? 0 : first, n = part == 0 ? first : c_n - first;
         if (n == 0) continue;
         const attnscore_tensor t{ckeys.at(from * c_d),
-                                 static_cast<attnscore_dtype>(ct),
+                                 static_cast<attnscore_dtype>(kt),
                                  c_n * c_d,
                                  c_d,
                                  cks.data() + from,
@@ -537,7 +536,7 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   // Another call of the same step into a fresh S of the same layout (serially).
   auto again = [&](attnscore_attention_desc d2, int s_dtype, const char *why) {
     Buf out;
-    out.elem = s_dtype == ATTNSCORE_DTYPE_F16 ? 2 : 4;
+    out.elem = dtype_bytes(s_dtype);
     out.b.assign(ns * out.elem, 0);
     d2.s.data = out.b.data(), d2.s.dtype = static_cast<attnscore_dtype>(s_dtype);
     const attnscore_status r = api(why, [&] { return attnscore_attention(&d2, nullptr); });
@@ -561,7 +560,7 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   if (use_cache) {
     raw.k_cache = nullptr;
     raw.k = attnscore_tensor{
-        ckeys.b.data(), static_cast<attnscore_dtype>(ct), c_n * c_d, c_d, cks.data(), c_n, 1};
+        ckeys.b.data(), static_cast<attnscore_dtype>(kt), c_n * c_d, c_d, cks.data(), c_n, 1};
     raw.flags &= ~2u;
     same(s_main, again(raw, st, "the raw call"), "cache against raw K");
   }
@@ -577,15 +576,15 @@ int attention_case(Input &in, int, const AttnOpts &o) {
              static_cast<double>(s32.f32(e)), want_h);
     }
   }
-  // f16 Q and K: the f32 call's bits on the same values (unless f16 accumulation ran).
-  if (dt_model == ATTNSCORE_DTYPE_F16) {
+  // f16 or bf16 Q and K: the f32 call's bits on the same values (unless f16 accumulation ran).
+  if (dt_model == ATTNSCORE_DTYPE_F16 || dt_model == ATTNSCORE_DTYPE_BF16) {
     if ((raw.flags & 2) && attnscore_flag_available(ATTNSCORE_ATTN_F16_ACCUMULATE)) return 0;
     Buf qf = typed(qr, ATTNSCORE_DTYPE_F32), kf = typed(use_cache ? cr : kr, ATTNSCORE_DTYPE_F32);
     attnscore_attention_desc f = raw;
     f.q.data = qf.b.data(), f.q.dtype = ATTNSCORE_DTYPE_F32;
     f.k.data = kf.b.data(), f.k.dtype = ATTNSCORE_DTYPE_F32;
     f.flags &= ~2u;
-    same(s32, again(f, ATTNSCORE_DTYPE_F32, "the f32 call"), "f16 Q and K against f32");
+    same(s32, again(f, ATTNSCORE_DTYPE_F32, "the f32 call"), "16-bit Q and K against f32");
   }
   // Values: scores that stay finite, and a softcap whose s / c does not underflow.
   const float scale = a.scale == 0.0f ? attnscore_default_scale(a.d) : a.scale;

@@ -377,6 +377,25 @@ bool scale_rejected(float scale) {
   return exp == 0x7f800000u || (exp == 0 && (to_bits(scale) & 0x7fffffu) != 0);
 }
 
+bool dtype_built(int dtype) {
+  switch (dtype) {
+    case ATTNSCORE_DTYPE_F32:
+      return true;
+    case ATTNSCORE_DTYPE_F16:
+    case ATTNSCORE_DTYPE_BF16:
+      return f16_built();
+    case ATTNSCORE_DTYPE_S8:
+      return s8_built();
+    default:
+      return false;
+  }
+}
+
+std::size_t dtype_bytes(int dtype) {
+  if (dtype == ATTNSCORE_DTYPE_F32) return 4;
+  return dtype == ATTNSCORE_DTYPE_F16 || dtype == ATTNSCORE_DTYPE_BF16 ? 2 : 1;
+}
+
 attnscore_status predict_scores(const Args &a) {
   if (a.n_q == 0 || a.n_k == 0) return ATTNSCORE_OK;
   if (a.d == 0) return ATTNSCORE_ERR_ZERO_DIM;

@@ -288,13 +288,15 @@ bool scale_rejected(float scale);
 attnscore_status predict_scores(const Args &a);
 
 // ---------------------------------------------------------------------------------------------
-// The element models (scores.cpp): value generators, and the f32 and f16 scores calls.
+// The element models (scores.cpp): value generators, and the f32, f16 and bf16 scores calls.
 
 struct F32 {
   using T = float;
   static constexpr const char *kName = "f32";
   static constexpr attnscore_dtype kDtype = ATTNSCORE_DTYPE_F32;
   static constexpr const char *kCName = "attnscore_scores_f32";
+  static constexpr bool kViews = true;     // has a C++ view type (attnscore::scores)
+  static constexpr bool kF32Bits = false;  // documented as the f32 call's bits
   static float f(float v) { return v; }
   static float value(Input &in, unsigned mode, int exp);
   static attnscore_status call_c(const Args &a);
@@ -316,6 +318,8 @@ struct F16 {
   static constexpr const char *kName = "f16";
   static constexpr attnscore_dtype kDtype = ATTNSCORE_DTYPE_F16;
   static constexpr const char *kCName = "attnscore_scores_f16";
+  static constexpr bool kViews = true;
+  static constexpr bool kF32Bits = false;
   static float f(T v) { return half_value(v.bits); }
   static T value(Input &in, unsigned mode, int exp);
   static attnscore_status call_c(const Args &a);
@@ -326,10 +330,38 @@ struct F16 {
   static double bound(std::size_t d, double gauge, float scale);
 };
 
-// Whether this build has the f16 path (a build without it answers ATTNSCORE_ERR_UNKNOWN_DTYPE).
+// bfloat16 by the tests' bfloat16 oracle (support.hpp), as binary16 above: bf16_nearest(x) the
+// nearest bfloat16's bits, bf16_float(h) the value of h (exact; a NaN's payload not kept).
+using testing::bf16_nearest;
+inline float bf16_float(std::uint16_t h) { return static_cast<float>(testing::bf16_value(h)); }
+
+// bfloat16 bits: the C++ API has no bfloat16 view type, so only the C call is fuzzed.
+struct Bf16Bits {
+  std::uint16_t bits;
+};
+
+struct BF16 {
+  using T = Bf16Bits;
+  static constexpr const char *kName = "bf16";
+  static constexpr attnscore_dtype kDtype = ATTNSCORE_DTYPE_BF16;
+  static constexpr const char *kCName = "attnscore_scores_bf16";
+  static constexpr bool kViews = false;
+  static constexpr bool kF32Bits = true;  // attnscore.h: bit for bit, at the same level
+  static float f(T v) { return bf16_float(v.bits); }
+  static T value(Input &in, unsigned mode, int exp);
+  static attnscore_status call_c(const Args &a);
+  // Products of bfloat16 values are f32 products: the f32 bound (docs/contract.md).
+  static double bound(std::size_t d, double gauge, float scale);
+};
+
+// Whether this build has the f16 path (a build without it answers ATTNSCORE_ERR_UNKNOWN_DTYPE);
+// it covers bfloat16 too.
 bool f16_built();
 // Whether this build has the int8 path (queries.cpp).
 bool s8_built();
+// Any int as a dtype: whether this build has it (common.cpp), and its bytes per element.
+bool dtype_built(int dtype);
+std::size_t dtype_bytes(int dtype);
 double gamma_n(std::size_t n);
 
 // The int8 model (s8.cpp): scale counts 1, n or wrong; scale values; int8 values; a result a
@@ -396,6 +428,8 @@ int fuzz_parallel(Input &in, int cap);
 int fuzz_kcache_f32(Input &in, int cap);
 int fuzz_kcache_f16(Input &in, int cap);
 int fuzz_kcache_s8(Input &in, int cap);
+int fuzz_scores_bf16_c(Input &in, int cap);
+int fuzz_kcache_bf16(Input &in, int cap);
 
 }  // namespace fuzz
 

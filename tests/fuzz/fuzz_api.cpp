@@ -54,6 +54,8 @@ const CallFn kCalls[] = {
     fuzz_parallel,        // 11, parallel.cpp
     fuzz_kcache_f16,      // 12, kcache.cpp
     fuzz_kcache_s8,       // 13
+    fuzz_scores_bf16_c,   // 14, scores.cpp
+    fuzz_kcache_bf16,     // 15, kcache.cpp
 };
 
 }  // namespace

@@ -53,20 +53,14 @@ T *place_inside(unsigned char *lo, std::size_t n, std::size_t need, std::uint16_
   return reinterpret_cast<T *>(lo + skip + (r % (n - skip - need + 1)) / a * a);
 }
 
-std::size_t elem_of(int dtype) { return dtype == ATTNSCORE_DTYPE_F32 ? 4 : dtype == 1 ? 2 : 1; }
-
-bool built(int dtype) {
-  return dtype == ATTNSCORE_DTYPE_F32 || (dtype == ATTNSCORE_DTYPE_F16 && f16_built()) ||
-         (dtype == ATTNSCORE_DTYPE_S8 && s8_built());
-}
-
 // One element of a dtype from the value stream, written at p.
 void put_value(int dtype, Input &values, unsigned mode, int exp, unsigned char *p) {
   if (dtype == ATTNSCORE_DTYPE_F32) {
     const float v = F32::value(values, mode, exp);
     std::memcpy(p, &v, 4);
-  } else if (dtype == ATTNSCORE_DTYPE_F16) {
-    const std::uint16_t v = F16::value(values, mode, exp).bits;
+  } else if (dtype == ATTNSCORE_DTYPE_F16 || dtype == ATTNSCORE_DTYPE_BF16) {
+    const std::uint16_t v = dtype == ATTNSCORE_DTYPE_F16 ? F16::value(values, mode, exp).bits
+                                                         : BF16::value(values, mode, exp).bits;
     std::memcpy(p, &v, 2);
   } else {
     const std::int8_t v = s8_value(values, mode);
@@ -75,9 +69,9 @@ void put_value(int dtype, Input &values, unsigned mode, int exp, unsigned char *
 }
 
 int fuzz_cache(Input &in, int dtype) {
-  if (!built(dtype)) return -1;
+  if (!dtype_built(dtype)) return -1;
   const bool s8 = dtype == ATTNSCORE_DTYPE_S8;
-  const std::size_t elem = elem_of(dtype), max_d = s8 ? ATTNSCORE_S8_MAX_D : SIZE_MAX;
+  const std::size_t elem = dtype_bytes(dtype), max_d = s8 ? ATTNSCORE_S8_MAX_D : SIZE_MAX;
   char what[240];
   Input values = in.stream();
   const std::size_t d = decode_d(in);
@@ -238,7 +232,7 @@ int fuzz_cache(Input &in, int dtype) {
                mismatch = kmode == 0xfc;
     if (null_k) t.data = nullptr;
     if (null_ks) t.scale = nullptr;
-    if (mismatch) t.dtype = static_cast<attnscore_dtype>((dtype + 1) % 3);
+    if (mismatch) t.dtype = static_cast<attnscore_dtype>((dtype + 1) % 4);
     // K placed in the cache's own memory, holding its whole extent.
     unsigned char *in_cache = nullptr;
     if (usable && !null_k && kmode % 8 == 7 && fits)
@@ -448,5 +442,6 @@ int fuzz_cache(Input &in, int dtype) {
 int fuzz_kcache_f32(Input &in, int) { return fuzz_cache(in, ATTNSCORE_DTYPE_F32); }
 int fuzz_kcache_f16(Input &in, int) { return fuzz_cache(in, ATTNSCORE_DTYPE_F16); }
 int fuzz_kcache_s8(Input &in, int) { return fuzz_cache(in, ATTNSCORE_DTYPE_S8); }
+int fuzz_kcache_bf16(Input &in, int) { return fuzz_cache(in, ATTNSCORE_DTYPE_BF16); }
 
 }  // namespace fuzz

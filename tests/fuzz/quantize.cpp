@@ -12,7 +12,7 @@
 namespace fuzz {
 
 // ---------------------------------------------------------------------------------------------
-// attnscore_quantize_s8 (f32 or binary16 rows, or a dtype it does not take) and
+// attnscore_quantize_s8 (f32, binary16 or bfloat16 rows, or a dtype it does not take) and
 // attnscore_fold_channel_scales: statuses from the documented rules,
 // results against the documented formulas (the same bits at every level), inputs unchanged.
 
@@ -28,11 +28,13 @@ int fuzz_quantize(Input &in, int cap) {
   if (!s8_built()) return -1;
   const std::uint8_t which = in.u8();
   const bool fold = which & 1;
-  // attnscore_quantize_s8 of binary16 rows: the same bits as quantizing the converted rows; or
-  // (which >= 0xf0) a src dtype it does not take (s8, or no dtype at all: 4, 6, 8).
-  const bool half = !fold && (which & 2) && f16_built();
+  // attnscore_quantize_s8 of 16-bit float rows (binary16, bit 2 bfloat16): the same bits as
+  // quantizing the converted rows; or (which >= 0xf0) a src dtype it does not take (s8, or no
+  // dtype at all: 4, 6, 8).
+  const bool half = !fold && (which & 2) && f16_built(), bf16 = half && (which & 4);
   const bool bad_dtype = !fold && which >= 0xf0;
   const int src_dtype = bad_dtype ? ATTNSCORE_DTYPE_S8 + 2 * ((which >> 2) & 3)
+                        : bf16    ? ATTNSCORE_DTYPE_BF16
                         : half    ? ATTNSCORE_DTYPE_F16
                                   : ATTNSCORE_DTYPE_F32;
   std::size_t n = decode_rows(in, 19), d = decode_d(in);
@@ -49,15 +51,15 @@ int fuzz_quantize(Input &in, int cap) {
   if (!fits) nx = no = 1;
   // fold: out in x's buffer (in place when place says so, or overlapping); quantize: the
   // scales after x or in out's place.
-  // (binary16 rows: only apart)
+  // (16-bit rows: only apart)
   const unsigned where = half ? 0 : place % 4;  // 0 apart, 1 out in x, 2 aux in x, 3 in place
   Input values = in.stream();
   std::vector<float> x(nx + (where == 1 ? no : 0) + (where == 2 && fits ? d + n : 0));
   std::vector<std::uint16_t> xh(half ? nx : 0);
   for (float &v : x) v = F32::value(values, mode, exp);
   for (std::size_t i = 0; i < xh.size(); ++i) {
-    xh[i] = F16::value(values, mode, exp).bits;
-    x[i] = half_value(xh[i]);  // the reference's view of the same rows
+    xh[i] = bf16 ? BF16::value(values, mode, exp).bits : F16::value(values, mode, exp).bits;
+    x[i] = bf16 ? bf16_float(xh[i]) : half_value(xh[i]);  // the reference's view of the same rows
   }
   std::vector<float> chan(where == 2       ? 1
                           : d <= kMaxElems ? d
@@ -116,6 +118,7 @@ int fuzz_quantize(Input &in, int cap) {
   char what[200];
   std::snprintf(what, sizeof what, "attnscore_%s cap %d: n %zu, d %zu, ld %zu/%zu, place %#x",
                 fold   ? "fold_channel_scales"
+                : bf16 ? "quantize_s8 (bf16)"
                 : half ? "quantize_s8 (f16)"
                        : "quantize_s8",
                 cap, n, d, ldx, ldo_used, place);
@@ -136,7 +139,7 @@ int fuzz_quantize(Input &in, int cap) {
   };
   const attnscore_status got = call();
   if (got != want) fail("returned %d, expected %d", got, want);
-  if (xh != xh0) fail("the binary16 rows changed");
+  if (xh != xh0) fail("the 16-bit rows changed");
   if (!works) {
     if (!same_bits(x, x0) || !same_bits(chan, chan0) || !same_bits(scales, scales0) ||
         outq != outq0 || !same_bits(outf, outf0) || xh != xh0)

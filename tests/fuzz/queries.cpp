@@ -100,18 +100,12 @@ int fuzz_queries(Input &in, int) {
     if (st != (valid ? ATTNSCORE_OK : ATTNSCORE_ERR_UNKNOWN_LEVEL))
       fail("attnscore_set_max_level returned %d", st);
     const char *kn = api("attnscore_kernel_name", [&] { return fuzz_c_kernel_name(dtype); });
-    // f16 has kernels unless the build left it out (its calls then say so).
-    const std::uint16_t one_h = 0x3c00;
-    float one_f;
-    const bool f16_built = attnscore_convert(1, ATTNSCORE_DTYPE_F16, &one_h, ATTNSCORE_DTYPE_F32,
-                                             &one_f) != ATTNSCORE_ERR_UNKNOWN_DTYPE;
-    const bool known = dtype == ATTNSCORE_DTYPE_F32 ||
-                       (dtype == ATTNSCORE_DTYPE_F16 && f16_built) ||
-                       (dtype == ATTNSCORE_DTYPE_S8 && s8_built());
+    // Every dtype has kernels unless the build left it out (its calls then say so).
+    const bool known = dtype_built(dtype);
     if ((kn == nullptr) == known) fail("attnscore_kernel_name gave %s", kn ? kn : "NULL");
     const int kl = api("attnscore_kernel_level", [&] { return fuzz_c_kernel_level(dtype); });
-    if (dtype == ATTNSCORE_DTYPE_F32 && !attnscore_level_supported(as_level(kl)))
-      fail("the f32 kernel's level %d is not supported", kl);
+    if (known && !attnscore_level_supported(as_level(kl)))
+      fail("the kernel's level %d is not supported", kl);
     const char *msg = api("attnscore_status_string", [&] { return fuzz_c_status_string(status); });
     if (msg == nullptr || *msg == '\0') fail("no message for status %d", status);
   }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The f32 and f16 scores calls (attnscore_scores_f32, attnscore_scores_f16, and the C++
-// views), and the element models other sections share.
+// The f32, f16 and bf16 scores calls (attnscore_scores_f32, attnscore_scores_f16,
+// attnscore_scores_bf16, and the C++ views), and the element models other sections share.
 #include <algorithm>
 #include <cfloat>
 #include <climits>
@@ -130,6 +130,42 @@ attnscore_status F16::call_cpp(const attnscore::MatrixView<const T> &q,
 }
 
 double F16::bound(std::size_t d, double gauge, float scale) {
+  return testing::contract_bound(d, gauge, scale);
+}
+
+namespace {
+
+// Bit patterns: signed zeros, 1, the largest finite, infinities, quiet and signalling NaNs,
+// subnormals, the smallest normal, 1/3, and 2^-75 and 2^64 (their squares under- and overflow).
+const std::uint16_t kBf16Specials[] = {0x0000, 0x8000, 0x3f80, 0xbf80, 0x7f7f, 0xff7f, 0x7f80,
+                                       0xff80, 0x7fc0, 0xffc0, 0x7f81, 0x0001, 0x8001, 0x007f,
+                                       0x0080, 0x3eab, 0x4000, 0x1a00, 0x5f80};
+
+}  // namespace
+
+BF16::T BF16::value(Input &in, unsigned mode, int exp) {
+  switch (mode % 5) {
+    case 0:  // small integers: exact sums in any order
+      return {bf16_nearest(static_cast<int>(in.v8() % 17) - 8)};
+    case 1:  // small integers scaled towards overflow or underflow (f32's exponent range)
+      return {
+          bf16_nearest(std::ldexp(static_cast<double>(static_cast<int>(in.v8() % 17) - 8), exp))};
+    case 2:
+      return {kBf16Specials[in.v8() % (sizeof kBf16Specials / sizeof kBf16Specials[0])]};
+    case 3:  // any bits
+      return {static_cast<std::uint16_t>(in.v8() | in.v8() << 8)};
+    default:
+      return value(in, in.v8() % 4, exp);
+  }
+}
+
+attnscore_status BF16::call_c(const Args &a) {
+  return attnscore_scores_bf16(a.n_q, a.n_k, a.d, static_cast<const std::uint16_t *>(a.q), a.ldq,
+                               static_cast<const std::uint16_t *>(a.k), a.ldk,
+                               static_cast<float *>(a.s), a.lds, a.scale);
+}
+
+double BF16::bound(std::size_t d, double gauge, float scale) {
   return testing::contract_bound(d, gauge, scale);
 }
 
@@ -326,12 +362,42 @@ FUZZ_UNGUIDED void fill_values(Input &in, const Mat &m, unsigned mode, int exp) 
 
 template <class D>
 attnscore_status call(Entry entry, const Args &a, const Mat &q, const Mat &k, const Mat &s) {
-  if (entry == Entry::kC) return api(D::kCName, [&] { return D::call_c(a); });
-  using CT = const typename D::T;
-  const attnscore::MatrixView<CT> qv(static_cast<CT *>(a.q), q.rows, q.cols, q.ld.value);
-  const attnscore::MatrixView<CT> kv(static_cast<CT *>(a.k), k.rows, k.cols, k.ld.value);
-  const attnscore::MatrixView<float> sv(static_cast<float *>(a.s), s.rows, s.cols, s.ld.value);
-  return api("attnscore::scores", [&] { return D::call_cpp(qv, kv, sv, a.scale); });
+  if constexpr (D::kViews) {
+    if (entry == Entry::kCpp) {
+      using CT = const typename D::T;
+      const attnscore::MatrixView<CT> qv(static_cast<CT *>(a.q), q.rows, q.cols, q.ld.value);
+      const attnscore::MatrixView<CT> kv(static_cast<CT *>(a.k), k.rows, k.cols, k.ld.value);
+      const attnscore::MatrixView<float> sv(static_cast<float *>(a.s), s.rows, s.cols, s.ld.value);
+      return api("attnscore::scores", [&] { return D::call_cpp(qv, kv, sv, a.scale); });
+    }
+  }
+  return api(D::kCName, [&] { return D::call_c(a); });
+}
+
+// S (at stride a.lds) against attnscore_scores_f32 on the converted Q and K under the cap in
+// force: bit for bit, except that a NaN need only be a NaN (the oracle drops NaN payloads).
+template <class D>
+FUZZ_UNGUIDED void expect_f32_bits(const Args &a, const float *s, const char *when) {
+  using T = typename D::T;
+  std::vector<float> q(a.n_q * a.d), k(a.n_k * a.d), f(a.n_q * a.n_k);
+  for (std::size_t i = 0; i < a.n_q; ++i)
+    for (std::size_t t = 0; t < a.d; ++t)
+      q[i * a.d + t] = D::f(static_cast<const T *>(a.q)[i * a.ldq + t]);
+  for (std::size_t j = 0; j < a.n_k; ++j)
+    for (std::size_t t = 0; t < a.d; ++t)
+      k[j * a.d + t] = D::f(static_cast<const T *>(a.k)[j * a.ldk + t]);
+  const attnscore_status st = api("attnscore_scores_f32", [&] {
+    return attnscore_scores_f32(a.n_q, a.n_k, a.d, q.data(), a.d, k.data(), a.d, f.data(), a.n_k,
+                                a.scale);
+  });
+  if (st != ATTNSCORE_OK) fail("%s: the f32 call returned %d", when, st);
+  for (std::size_t i = 0; i < a.n_q; ++i)
+    for (std::size_t j = 0; j < a.n_k; ++j) {
+      const float got = s[i * a.lds + j], want = f[i * a.n_k + j];
+      if (to_bits(got) != to_bits(want) && !(std::isnan(got) && std::isnan(want)))
+        fail("%s: S[%zu][%zu] = %#x, the f32 call on the converted inputs %#x", when, i, j,
+             to_bits(got), to_bits(want));
+    }
 }
 
 template <class D>
@@ -445,6 +511,7 @@ int fuzz_scores(Input &in, Entry entry, int cap) {
   mem.expect_untouched(&s, "success");
   const float *sp = reinterpret_cast<const float *>(s.place);
   check_results(applied, ex, sp, nullptr, "first call");
+  if constexpr (D::kF32Bits) expect_f32_bits<D>(args, sp, "first call");
   std::vector<float> first(args.n_q * args.n_k);
   for (std::size_t i = 0; i < args.n_q; ++i)
     std::memcpy(&first[i * args.n_k], sp + i * args.lds, args.n_k * sizeof(float));
@@ -491,6 +558,7 @@ int fuzz_scores(Input &in, Entry entry, int cap) {
     const bool same_kernel = api("attnscore_kernel_level",
                                  [] { return attnscore_kernel_level(D::kDtype); }) == first_level;
     check_results(applied, ex, sp, same_kernel ? &first : nullptr, when);
+    if constexpr (D::kF32Bits) expect_f32_bits<D>(args, sp, when);
   }
   return 0;
 }
@@ -504,6 +572,9 @@ int fuzz_scores_f16_c(Input &in, int cap) {
 }
 int fuzz_scores_f16_cpp(Input &in, int cap) {
   return f16_built() ? fuzz_scores<F16>(in, Entry::kCpp, cap) : -1;
+}
+int fuzz_scores_bf16_c(Input &in, int cap) {
+  return f16_built() ? fuzz_scores<BF16>(in, Entry::kC, cap) : -1;
 }
 
 }  // namespace fuzz

@@ -13,6 +13,7 @@ import sys
 
 C, CPP, QUERIES, KCACHE, ATTENTION, F16C, F16CPP = 0, 1, 2, 3, 4, 5, 6
 S8, CONVERT, F16_OUT, QUANTIZE, PARALLEL, KCACHE_F16, KCACHE_S8 = 7, 8, 9, 10, 11, 12, 13
+BF16C, KCACHE_BF16 = 14, 15
 
 # Cap codes (decode_cap): c % 8 in 0, 1 -> best; 2..5 -> family level (c >> 3) % n; 6 -> another
 # family's level; 7 -> the next byte as is.
@@ -184,9 +185,10 @@ def attn(hq, hkv, n_q, n_k, d, lay=0, strides=(A_DEFAULT,) * 6, scale=SC_DEFAULT
          cap=CAP_BEST, dt=0, ksrc=0, scm=0, par=0, call=ATTENTION, head=b""):
     """An attention case (attention_case): layout bits 0-1 Q, 2-3 K, 4-5 S (0 head-major,
     1 padded, 2 token-major); p0 and w are codes (p0 % (n_k + 4), w % 9, or huge); flags bit 0
-    softmax, 0x70 f16 accumulation; dt % 3 Q and K's dtype (f32, f16, s8), bit 2 f16 S, 0xff no
-    dtype; ksrc % 4 == 3 K from a cache ((ksrc >> 2) % 8: 4 other heads, 5 other d, 6 a key
-    short, 7 a foreign handle), >= 0xf0 K of another dtype; scm bits 0-1 Q's scales, 2-3 K's
+    softmax, 0x70 f16 accumulation; dt % 3 Q and K's dtype (f32, f16, s8; bits 3-4 01 bf16),
+    bit 2 f16 S (bits 3-4 10 bf16 S, an error), 0xff no dtype; ksrc % 4 == 3 K from a cache
+    ((ksrc >> 2) % 8: 4 other heads, 5 other d, 6 a key short, 7 a foreign handle), >= 0xf0 K of
+    another dtype ((Q's + 1 + ksrc % 3) % 4); scm bits 0-1 Q's scales, 2-3 K's
     (0 per row, 1 per head, 2 per tensor, 3 a bad stride), >= 0xf0 a bad value; par % 4 == 1
     through a hook (% 16 == 13 without parallel_for). head: the parallel section's bytes."""
     sc = scale if isinstance(scale, bytes) else bytes([scale])
@@ -231,8 +233,9 @@ def attention_seeds(s):
     s["attn_err_size_overflow"] = attn(2, 2, 2, 3, 4, strides=(A_DEFAULT,) * 2 + (a_huge(2),) +
                                        (A_DEFAULT,) * 3)
     s["attn_err_overlap_s_in_q"] = attn(2, 1, 2, 3, 4, place=0xF3)
-    # Every dtype (dt % 3: f32, f16, s8; bit 2: f16 S), raw K or a cache, scales, par.
-    for dt, name in [(1, "f16"), (2, "s8"), (4, "f32_s16"), (5, "f16_s16"), (6, "s8_s16")]:
+    # Every dtype (dt % 3: f32, f16, s8; 8: bf16; bit 2: f16 S), raw K or a cache, scales, par.
+    for dt, name in [(1, "f16"), (2, "s8"), (4, "f32_s16"), (5, "f16_s16"), (6, "s8_s16"),
+                     (8, "bf16"), (12, "bf16_s16")]:
         s["attn_%s_ok_gqa_causal_softmax" % name] = attn(8, 2, 6, 17, 16, mask=1, flags=1,
                                                          p0=b(11), dt=dt)
         s["attn_%s_ok_decode_window_softcap" % name] = attn(4, 1, 1, 33, 32, mask=2,
@@ -255,6 +258,12 @@ def attention_seeds(s):
         s["attn_%s_err_dtype_mismatch" % name] = attn(2, 1, 2, 3, 4, dt=dt, ksrc=0xF0)
         s["attn_%s_err_cache_dtype_mismatch" % name] = attn(2, 1, 2, 3, 4, dt=dt, ksrc=0xF3)
     s["attn_err_unknown_dtype"] = attn(2, 1, 2, 3, 4, dt=0xFF)
+    # The two 16-bit floats against each other (ksrc % 3 == 1), bf16 S, f16 accumulation on bf16.
+    for dt, name in [(1, "f16"), (8, "bf16")]:
+        s["attn_%s_err_other_16bit_k" % name] = attn(2, 1, 2, 3, 4, dt=dt, ksrc=0xF1)
+        s["attn_%s_err_other_16bit_cache" % name] = attn(2, 1, 2, 3, 4, dt=dt, ksrc=0xF7)
+    s["attn_err_bf16_s"] = attn(2, 1, 2, 3, 4, dt=0x12)
+    s["attn_err_f16_accumulate_on_bf16"] = attn(2, 1, 2, 3, 4, flags=0x70, dt=8)
     s["attn_err_f16_accumulate_on_f32"] = attn(2, 1, 2, 3, 4, flags=0x70)
     s["attn_f16_accumulate"] = attn(4, 2, 5, 20, 32, flags=0x71, dt=1)
     s["attn_f16_accumulate_cache"] = attn(4, 2, 5, 20, 32, flags=0x70, dt=1, ksrc=3)
@@ -312,8 +321,9 @@ def s8_seeds(s):
     s["s8_err_overlap_s_on_q"] = s8(r(3), r(3), d(8), lay=0x10, r=(4, 0, 0, 0))
     s["s8_err_quant_scale_raw"] = s8(r(2), r(3), d(4), qn=CNT_N, qs_mode=QS_RAW)
     s["s8_err_quant_scale_specials"] = s8(r(3), r(3), d(4), kn=CNT_N, ks_mode=QS_SPECIALS)
-    # Converters: mode bit 0 f16 -> f32, bits 1-2 == 3 flushing; place 0xff/0xfe NULL, 0xe_ one
-    # buffer (destination at 4 * (place % 16) bytes).
+    # Converters: mode bit 0 f16 -> f32, bits 1-2 == 3 flushing, bit 3 f32 values at the edges;
+    # place 0xff/0xfe NULL, 0xe_ one buffer (destination at 4 * (place % 16) bytes); pair bit 0
+    # bf16 instead of f16.
     conv = lambda mode, place, n, extra=b"", pair=0: (bytes([CONVERT]) + CAP_BEST +
                                                       bytes([mode, place, n]) + extra +
                                                       bytes([pair]))
@@ -330,6 +340,24 @@ def s8_seeds(s):
     s["conv_err_f32_to_s8"] = conv(0, 0, 9, pair=0xE8)
     s["conv_err_same_dtype"] = conv(0, 0, 9, pair=0xE5)
     s["conv_err_no_dtype_n0"] = conv(0, 0, 0, pair=0xEF)
+    s["conv_f32_to_f16_edges"] = conv(8, 0, 79)
+    # bf16 (pair 1), and pairs with bf16 (0xf_: dtypes f32, f16, s8, bf16).
+    s["conv_bf16_to_f32"] = conv(1, 0, 79, pair=1)
+    s["conv_f32_to_bf16"] = conv(0, 0, 77, pair=1)
+    s["conv_f32_to_bf16_edges"] = conv(8, 0, 79, pair=1)
+    s["conv_f32_to_bf16_edges_flush"] = conv(14, 0, 61, pair=1)
+    s["conv_bf16_to_f32_edges"] = conv(9, 0, 79, pair=1)
+    s["conv_f16_to_f32_edges"] = conv(9, 0, 79)
+    s["conv_bf16_to_f32_flush"] = conv(7, 0, 21, pair=1)
+    s["conv_bf16_err_null"] = conv(1, 0xFE, 5, pair=1)
+    s["conv_bf16_err_overlap"] = conv(0, 0xE1, 9, pair=1)
+    s["conv_bf16_ok_touching"] = conv(1, 0xE0, 8, pair=1)
+    s["conv_bf16_to_f32_by_pair"] = conv(0, 0, 9, pair=0xF3)
+    s["conv_f32_to_bf16_by_pair"] = conv(0, 0, 9, pair=0xFC)
+    s["conv_err_f16_to_bf16"] = conv(0, 0, 9, pair=0xFD)
+    s["conv_err_bf16_to_f16"] = conv(0, 0, 9, pair=0xF7)
+    s["conv_err_bf16_to_s8"] = conv(0, 0, 9, pair=0xFB)
+    s["conv_err_bf16_same_n0"] = conv(0, 0, 0, pair=0xFF)
     # f16 Q, K and S through attnscore_attention (an attention case, dtypes forced).
     out16 = lambda **k: attn(call=F16_OUT, **k)
     s["f16out_ok"] = out16(hq=1, hkv=1, n_q=3, n_k=5, d=7)
@@ -357,6 +385,14 @@ def s8_seeds(s):
     s["quant_err_s8_src"] = qz(0xF0, r(4), d(8))
     s["quant_err_no_dtype_n0"] = qz(0xF4, r(0), d(8))
     s["quant_f16_err_bad_ldx"] = qz(2, r(4), d(8), strides=(SHORT, TIGHT))
+    # bf16 rows (which 6; value modes as f16's, scaled over f32's exponent range).
+    s["quant_bf16_ok"] = qz(6, r(5), d(33), mode=3)
+    s["quant_bf16_ok_padded_subnormals"] = qz(6, r(7), d(9), strides=(PAD3, PAD1), mode=1,
+                                              e=-130)
+    s["quant_bf16_ok_flush"] = qz(6, r(3), d(17), mode=1, e=-128, flush=True)
+    s["quant_bf16_ok_huge"] = qz(6, r(4), d(12), mode=1, e=120)
+    s["quant_bf16_err_not_finite"] = qz(6, r(4), d(8), mode=2)
+    s["quant_bf16_err_bad_ldx"] = qz(6, r(4), d(8), strides=(SHORT, TIGHT))
     s["fold_ok"] = qz(1, r(6), d(20), mode=MANTISSAS)
     s["fold_ok_in_place"] = qz(1, r(3), d(8), place=0x03)
     s["fold_err_in_place_other_ld"] = qz(1, r(3), d(8), place=0x03, nul=0xFC)
@@ -365,7 +401,8 @@ def s8_seeds(s):
     # the case's own choice; threads; then an attention case of any dtype, S and K source.
     par = lambda order, threads, pm=0, **k: attn(call=PARALLEL,
                                                  head=bytes([order << 4 | pm, threads]), **k)
-    for dt, name in [(0, "f32"), (1, "f16"), (2, "s8"), (4, "f32_s16"), (6, "s8_s16")]:
+    for dt, name in [(0, "f32"), (1, "f16"), (2, "s8"), (4, "f32_s16"), (6, "s8_s16"),
+                     (8, "bf16"), (12, "bf16_s16")]:
         for ksrc, kname in [(0, ""), (3, "_cache")]:
             s["par_%s%s_two" % (name, kname)] = par(1, 2, hq=4, hkv=2, n_q=9, n_k=35, d=17,
                                                    dt=dt, ksrc=ksrc)
@@ -464,6 +501,7 @@ def seeds():
     s["names_known"] = bytes([QUERIES, 0, 0, 2, 3, 7, 0, 0x40, 0x2C, 0x01])
     s["names_unknown"] = bytes([QUERIES, 0, 1, 5]) + b"avx51" + bytes([200, 15, 0, 0x90, 7])
     s["names_null"] = bytes([QUERIES, 0, 0xFF, 18, 12, 0, 0x90, 0])
+    s["names_bf16_kernel"] = bytes([QUERIES, 0, 0, 2, 3, 3, 0, 0x40, 0x2C, 0x01])
     # f16 (binary16 bits; value modes 0 small ints, 1 scaled ints, 2 specials, 3 any bits).
     s["f16_ok_small_ints"] = scores(F16C, r(3), r(5), d(7))
     s["f16_ok_cpp_tile_edges"] = scores(F16CPP, r(17), rows(65, 69), d(17), ldq=PAD3, ldk=PAD7,
@@ -480,12 +518,49 @@ def seeds():
     s["f16_err_overlap"] = scores(F16C, r(4), r(4), d(8), lay=layout("q", S_ON_LAST))
     s["f16_err_cpp_mismatch"] = scores(F16CPP, r(3), r(4), d(5), mis=0xC0 | 1)
     s["f16_err_scale_nan"] = scores(F16C, r(2), r(2), d(2), scale=SC_NAN)
+    # bf16 (its bits; value modes as f16's, scaled ints over f32's exponent range); each result
+    # also the f32 call's bits on the converted values.
+    s["bf16_ok_small_ints"] = scores(BF16C, r(3), r(5), d(7))
+    s["bf16_ok_tile_edges"] = scores(BF16C, r(17), rows(65, 69), d(17), ldq=PAD3, ldk=PAD7,
+                                     lds=PAD1, block=(3, 7, 5, 11))
+    s["bf16_ok_decode_long_d"] = scores(BF16C, r(1), rows(40, 69), d(300), q_mode=3, k_mode=3)
+    s["bf16_ok_longer_d"] = scores(BF16C, r(1), r(2), d(1030), q_mode=3, k_mode=0)
+    s["bf16_ok_misaligned"] = scores(BF16C, r(5), r(7), d(9), leads=0x9AB, ldq=PAD1, lds=PAD17)
+    s["bf16_ok_q_is_k"] = scores(BF16C, r(6), r(6), d(12), lay=layout(k_with_q=True, k_snap=0))
+    s["bf16_val_specials"] = scores(BF16C, r(5), r(9), d(6), q_mode=2, k_mode=0)
+    s["bf16_val_raw"] = scores(BF16C, r(7), r(4), d(19), q_mode=3, k_mode=3)
+    s["bf16_val_mixed"] = scores(BF16C, r(9), r(13), d(31), q_mode=4, k_mode=4)
+    s["bf16_val_huge_ints"] = scores(BF16C, r(3), r(8), d(24), q_mode=1, k_mode=1, q_exp=60,
+                                     k_exp=66)
+    s["bf16_val_tiny_ints"] = scores(BF16C, r(3), r(8), d(24), q_mode=1, k_mode=1, q_exp=-70,
+                                     k_exp=-75)
+    s["bf16_val_subnormal_times_large"] = scores(BF16C, r(3), r(4), d(6), q_mode=1, k_mode=1,
+                                                 q_exp=-130, k_exp=100)
+    s["bf16_fp_flush_subnormals"] = scores(BF16C, r(3), r(4), d(6), q_mode=1, k_mode=1,
+                                           q_exp=-130, k_exp=100, flush=True)
+    s["bf16_fp_flush_raw"] = scores(BF16C, r(6), r(17), d(21), q_mode=3, k_mode=4, flush=True)
+    s["bf16_scale_raw"] = scores(BF16C, r(4), r(5), d(11), scale=scale_bits(-0.3), q_mode=3,
+                                 k_mode=3)
+    for i in range(5):
+        s["bf16_cap_family_%d" % i] = scores(BF16C, r(9), r(17), d(20), cap=cap_family(i),
+                                             q_mode=3, k_mode=3)
+    s["bf16_err_zero_dim"] = scores(BF16C, r(3), r(3), d(0))
+    s["bf16_err_null_q"] = scores(BF16C, r(3), r(3), d(4), nul=nulls(q=True))
+    s["bf16_err_bad_ldk"] = scores(BF16C, r(3), r(3), d(4), ldk=ZERO)
+    s["bf16_err_overlap"] = scores(BF16C, r(4), r(4), d(8), lay=layout("q", S_ON_LAST))
+    s["bf16_err_overflow_bytes"] = scores(BF16C, r(1), r(2), huge(5), ldq=stride_huge(5),
+                                          ldk=stride_huge(5))
+    s["bf16_err_wrap_k"] = scores(BF16C, r(2), r(3), d(4), ldk=stride_wrap(2))
+    s["bf16_err_scale_nan"] = scores(BF16C, r(2), r(2), d(2), scale=SC_NAN)
+    s["bf16_noop_n_q_zero_nulls"] = scores(BF16C, r(0), r(5), d(4), nul=nulls(True, True, True),
+                                           scale=SC_NAN)
     attention_seeds(s)
     s8_seeds(s)
     # The cache of each dtype: decode and prefill, multi-head, token-major appends, truncate,
     # every init, append and scores status.
     kb = key_block
-    for call, name in [(KCACHE, "kc"), (KCACHE_F16, "kc16"), (KCACHE_S8, "kc8")]:
+    for call, name in [(KCACHE, "kc"), (KCACHE_F16, "kc16"), (KCACHE_S8, "kc8"),
+                       (KCACHE_BF16, "kcbf16")]:
         kc = lambda *a, **k: kcache(*a, call=call, **k)
         s[name + "_decode"] = kc(d(8), 20, (kb(5), kb(7)))
         s[name + "_multihead_gqa"] = kc(d(16), 30, (kb(9), kb(1)), heads=4, g=3, n_q=4,
