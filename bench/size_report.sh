@@ -6,12 +6,13 @@
 # total, per object file, per level and per dtype. Kernel objects are named qk_<dtype>_<level>,
 # the others count as "core"; a core file whose name has a dtype token (f32, f16, s8, bf16)
 # counts for that dtype, the rest as "common". Fails if the stripped aarch64 library is over
-# the budget (256 KiB with every dtype).
+# the budget (320 KiB with every dtype: f32, f16, bf16 and int8; 256 KiB before bf16, whose
+# NEON kernel alone is 27 KiB).
 #   bash bench/size_report.sh [x86-64] [aarch64] [armv7] [-D<option>=<value> ...]
 # e.g. bash bench/size_report.sh aarch64 -DATTNSCORE_ENABLE_NEON=OFF
 set -euo pipefail
 cd "$(dirname "$0")/.."
-budget=$((256 * 1024))
+budget=$((320 * 1024))
 targets=()
 options=()
 for arg in "$@"; do

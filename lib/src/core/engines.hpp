@@ -42,8 +42,8 @@ struct ScaleView {
   }
 };
 
-// The kernel row of a float input type: f32, or a 16-bit format (its bits: binary16 as
-// std::uint16_t, bfloat16 as Bf16) through its KernelF16 row.
+// The kernel row of a float input type: f32, or a 16-bit format's bits (binary16 or bfloat16:
+// the row's converters say which) through its KernelF16 row.
 template <class T>
 struct FloatKernel {
   using type = KernelF32;
@@ -51,10 +51,6 @@ struct FloatKernel {
 #if ATTNSCORE_HAVE_F16
 template <>
 struct FloatKernel<std::uint16_t> {
-  using type = KernelF16;
-};
-template <>
-struct FloatKernel<Bf16> {
   using type = KernelF16;
 };
 #endif
@@ -69,8 +65,8 @@ template <class T, bool kCache>
 struct FloatEngine {
   static constexpr bool kF16 = !std::is_same<T, float>::value;
   const typename FloatKernel<T>::type *k;
-  QView<storage_t<T>> q;
-  KView<storage_t<T>> kv;
+  QView<T> q;
+  KView<T> kv;
   std::size_t d;
   float scale;
   struct Scratch {
@@ -144,8 +140,6 @@ using F32Engine = FloatEngine<float, kCache>;
 #if ATTNSCORE_HAVE_F16
 template <bool kCache>
 using F16Engine = FloatEngine<std::uint16_t, kCache>;
-template <bool kCache>
-using BF16Engine = FloatEngine<Bf16, kCache>;
 
 // The opt-in binary16 accumulation (raw K): acc_mr rows against any keys, the whole of d at once,
 // no packing; the same tile serves both shapes.

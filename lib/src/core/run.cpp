@@ -47,27 +47,21 @@ void run_attention(const attnscore_attention_desc &a, const CacheCore *c, const 
           F32Engine<false>{&active_kernel_f32(), q_view<float>(a.q), k_view<float>(a.k), d, scale},
           p, par);
 #if ATTNSCORE_HAVE_F16
-    case ATTNSCORE_DTYPE_F16: {
+    case ATTNSCORE_DTYPE_F16:
+    case ATTNSCORE_DTYPE_BF16: {
+      // One pair of engines for both 16-bit formats: they reach the format only through the
+      // kernel row, so bf16 shares f16's compiled driver loops (library size).
       using U = std::uint16_t;
       if (c != nullptr)
         return drive_parallel(F16Engine<true>{static_cast<const KernelF16 *>(c->kernel),
                                               q_view<U>(a.q), cache_view<U>(*c), d, scale},
                               p, par);
-      const KernelF16 &k =
-          (a.flags & ATTNSCORE_ATTN_F16_ACCUMULATE) ? active_kernel_f16acc() : active_kernel_f16();
+      const KernelF16 &k = enum_int(a.q.dtype) == ATTNSCORE_DTYPE_BF16 ? active_kernel_bf16()
+                           : (a.flags & ATTNSCORE_ATTN_F16_ACCUMULATE) ? active_kernel_f16acc()
+                                                                       : active_kernel_f16();
       if (k.acc != nullptr)
         return drive_parallel(F16AccEngine{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
       return drive_parallel(F16Engine<false>{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
-    }
-    case ATTNSCORE_DTYPE_BF16: {
-      using U = std::uint16_t;
-      if (c != nullptr)
-        return drive_parallel(BF16Engine<true>{static_cast<const KernelF16 *>(c->kernel),
-                                               q_view<U>(a.q), cache_view<U>(*c), d, scale},
-                              p, par);
-      return drive_parallel(
-          BF16Engine<false>{&active_kernel_bf16(), q_view<U>(a.q), k_view<U>(a.k), d, scale}, p,
-          par);
     }
 #endif
 #if ATTNSCORE_HAVE_S8
@@ -122,12 +116,6 @@ void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::siz
     drive(F16Engine<false>{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale}, p);
 }
 
-void run_bf16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
-              const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
-              float *s, std::size_t lds, float scale) noexcept {
-  drive(BF16Engine<false>{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale},
-        scores_problem(n_q, n_k, d, s, lds, scale));
-}
 #endif
 
 #if ATTNSCORE_HAVE_S8

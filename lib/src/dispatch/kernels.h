@@ -209,10 +209,13 @@ const KernelF16 &active_kernel_bf16() noexcept;
 void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
              const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
              float *s, std::size_t lds, float scale) noexcept;
-// The bf16 blocking driver (f32 output), the same.
-void run_bf16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
-              const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
-              float *s, std::size_t lds, float scale) noexcept;
+// The bf16 blocking driver: the f16 one with a bf16 row (the engine reads the format only
+// through the row's functions).
+inline void run_bf16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::size_t d,
+                     const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k,
+                     std::size_t ldk, float *s, std::size_t lds, float scale) noexcept {
+  run_f16(kernel, n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
+}
 #endif  // ATTNSCORE_HAVE_F16
 
 // s8 kernels (kernels/generic/tile_s8.hpp, kernels/scalar/qk_s8_scalar.cpp). K is packed NR keys at
