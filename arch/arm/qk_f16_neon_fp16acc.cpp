@@ -115,6 +115,9 @@ extern const KernelF16 qk_f16_4x4__neon_fp16acc_kernel = {
     qk_f16_4x4__neon_fp16acc,
     kMR,
     kNR,
-    0};  // no decode tile: rows go through acc
+    0,  // no decode tile: rows go through acc
+    nullptr,
+    0,
+    0};
 
 }  // namespace attnscore

@@ -65,7 +65,8 @@ typedef enum attnscore_status {
   /** attention, under a mask: pos_offset + n_q - 1 does not fit in size_t */
   ATTNSCORE_ERR_POSITION_OVERFLOW = 23,
   /** unknown bits in the attention descriptor's mask or flags, ATTNSCORE_ATTN_F16_ACCUMULATE
-   * with a Q that is not f16; attnscore_cache_init with an unknown cache kind */
+   * with a Q that is not f16 or ATTNSCORE_ATTN_BF16_DOT with one that is not bf16;
+   * attnscore_cache_init with an unknown cache kind */
   ATTNSCORE_ERR_BAD_FLAGS = 24,
   ATTNSCORE_ERR_SYSTEM = 25, /**< the system refused a thread or memory (pool creation) */
   ATTNSCORE_ERR_ROW_TOO_LONG =
@@ -101,14 +102,14 @@ typedef enum attnscore_status {
  *   SHAPE_MISMATCH; heads_kv 0 or not dividing heads_q: HEADS_MISMATCH (so with a cache,
  *   heads_kv 0 is SHAPE_MISMATCH); q.row_stride < d: BAD_LDQ; raw k.row_stride < d: BAD_LDK;
  *   s.row_stride < n_k: BAD_LDS; (s8) a scale_row_stride of Q or raw K above 1: BAD_SCALE_COUNT;
- *   BAD_SCALE; BAD_SOFTCAP; unknown mask or flag bits, or ATTNSCORE_ATTN_F16_ACCUMULATE with Q
- *   not f16: BAD_FLAGS; BAD_WINDOW; under a mask, pos_offset + n_q - 1 past SIZE_MAX:
- *   POSITION_OVERFLOW; heads or rows that overlap in Q, raw K or S, i.e. neither rows nested in
- *   heads (head_stride >= (rows - 1) * row_stride + cols) nor heads nested in rows
- *   (head_stride >= cols and row_stride >= (heads - 1) * head_stride + cols): BAD_HEAD_STRIDE; a
- *   tensor's extent ((heads - 1) * head_stride + (rows - 1) * row_stride + cols) * element bytes
- *   (s8 scales: 4 bytes, cols 1) past size_t or the address space: SIZE_OVERFLOW; S's extent
- *   meeting Q's, raw K's, the cache's memory or (s8) a scale array's: OVERLAP; (s8) a scale
+ *   BAD_SCALE; BAD_SOFTCAP; unknown mask or flag bits, ATTNSCORE_ATTN_F16_ACCUMULATE with Q
+ *   not f16, or ATTNSCORE_ATTN_BF16_DOT with Q not bf16: BAD_FLAGS; BAD_WINDOW; under a mask,
+ * pos_offset + n_q - 1 past SIZE_MAX: POSITION_OVERFLOW; heads or rows that overlap in Q, raw K or
+ * S, i.e. neither rows nested in heads (head_stride >= (rows - 1) * row_stride + cols) nor heads
+ * nested in rows (head_stride >= cols and row_stride >= (heads - 1) * head_stride + cols):
+ * BAD_HEAD_STRIDE; a tensor's extent ((heads - 1) * head_stride + (rows - 1) * row_stride + cols) *
+ * element bytes (s8 scales: 4 bytes, cols 1) past size_t or the address space: SIZE_OVERFLOW; S's
+ * extent meeting Q's, raw K's, the cache's memory or (s8) a scale array's: OVERLAP; (s8) a scale
  *   value NaN, infinite or subnormal: BAD_QUANT_SCALE; f16 S with ATTNSCORE_ATTN_SOFTMAX and
  *   n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS: ROW_TOO_LONG; then a par whose parallel_for is
  *   NULL: NULL_POINTER (a NULL par runs on the calling thread).
@@ -376,6 +377,14 @@ attnscore_status attnscore_cache_truncate(attnscore_cache *cache, size_t size);
  * accumulates in f32, exactly as without the flag (attnscore_flag_available says which). */
 #define ATTNSCORE_ATTN_F16_ACCUMULATE 2u
 
+/** bf16 Q and K through the CPU's bf16 dot-product instruction (AVX512_BF16 vdpbf16ps; a Q of
+ * another dtype is ATTNSCORE_ERR_BAD_FLAGS), never the default: the products of each pair of
+ * dims are added to an f32 sum in t order, a pair per instruction, within the f32 contract's
+ * bound, but subnormal inputs and sums are flushed to 0 whatever the FP mode (docs/contract.md).
+ * Where the CPU, the cap, the build or a cache as K has no such path the call is the default bf16
+ * call, bit for bit (attnscore_flag_available says which). */
+#define ATTNSCORE_ATTN_BF16_DOT 4u
+
 /** The most keys an f16 S takes with ATTNSCORE_ATTN_SOFTMAX (a row's f32 weights are held on the
  * stack before they are rounded). */
 #define ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS 8192
@@ -424,7 +433,8 @@ attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
                                      const attnscore_parallel *par);
 
 /** 1 if the option bit `flag` takes its own path now (this build, this CPU, the cap in force):
- * ATTNSCORE_ATTN_F16_ACCUMULATE accumulates in binary16; ATTNSCORE_ATTN_SOFTMAX always 1. 0 for
+ * ATTNSCORE_ATTN_F16_ACCUMULATE accumulates in binary16; ATTNSCORE_ATTN_BF16_DOT runs the bf16
+ * dot product; ATTNSCORE_ATTN_SOFTMAX always 1. 0 for
  * other bits and where the call falls back. */
 int attnscore_flag_available(unsigned flag);
 

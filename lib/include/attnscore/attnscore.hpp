@@ -334,6 +334,7 @@ struct AttentionOptions {
   std::size_t window = 0;       ///< keys seen under ATTNSCORE_MASK_WINDOW
   bool softmax = false;         ///< rows of S become softmax weights
   bool f16_accumulate = false;  ///< ATTNSCORE_ATTN_F16_ACCUMULATE (f16 Q and K only)
+  bool bf16_dot = false;        ///< ATTNSCORE_ATTN_BF16_DOT (bf16 Q and K only)
 };
 
 namespace detail {
@@ -348,7 +349,8 @@ attnscore_attention_desc desc(const Q &q, std::size_t heads_kv, std::size_t n_k,
   a.scale = o.scale, a.softcap = o.softcap, a.mask = o.mask;
   a.pos_offset = o.pos_offset, a.window = o.window;
   a.flags = (o.softmax ? ATTNSCORE_ATTN_SOFTMAX : 0u) |
-            (o.f16_accumulate ? ATTNSCORE_ATTN_F16_ACCUMULATE : 0u);
+            (o.f16_accumulate ? ATTNSCORE_ATTN_F16_ACCUMULATE : 0u) |
+            (o.bf16_dot ? ATTNSCORE_ATTN_BF16_DOT : 0u);
   return a;
 }
 

@@ -13,7 +13,8 @@ namespace attnscore {
 namespace {
 
 constexpr unsigned kKnownMask = ATTNSCORE_MASK_CAUSAL | ATTNSCORE_MASK_WINDOW;
-constexpr unsigned kKnownFlags = ATTNSCORE_ATTN_SOFTMAX | ATTNSCORE_ATTN_F16_ACCUMULATE;
+constexpr unsigned kKnownFlags =
+    ATTNSCORE_ATTN_SOFTMAX | ATTNSCORE_ATTN_F16_ACCUMULATE | ATTNSCORE_ATTN_BF16_DOT;
 
 bool built(int dtype) noexcept {
   return dtype == ATTNSCORE_DTYPE_F32 ||
@@ -96,7 +97,8 @@ attnscore_status check(const attnscore_attention_desc &a, const CacheCore **cach
   if (!scale_ok(a.scale)) return ATTNSCORE_ERR_BAD_SCALE;
   if (!softcap_ok(a.softcap)) return ATTNSCORE_ERR_BAD_SOFTCAP;
   if ((a.mask & ~kKnownMask) != 0 || (a.flags & ~kKnownFlags) != 0 ||
-      ((a.flags & ATTNSCORE_ATTN_F16_ACCUMULATE) && qt != ATTNSCORE_DTYPE_F16))
+      ((a.flags & ATTNSCORE_ATTN_F16_ACCUMULATE) && qt != ATTNSCORE_DTYPE_F16) ||
+      ((a.flags & ATTNSCORE_ATTN_BF16_DOT) && qt != ATTNSCORE_DTYPE_BF16))
     return ATTNSCORE_ERR_BAD_FLAGS;
   if ((a.mask & ATTNSCORE_MASK_WINDOW) && a.window == 0) return ATTNSCORE_ERR_BAD_WINDOW;
   std::size_t last;
@@ -182,6 +184,7 @@ int attnscore_flag_available(unsigned flag) {
   if (flag == ATTNSCORE_ATTN_SOFTMAX) return 1;
 #if ATTNSCORE_HAVE_F16
   if (flag == ATTNSCORE_ATTN_F16_ACCUMULATE) return active_kernel_f16acc().acc != nullptr;
+  if (flag == ATTNSCORE_ATTN_BF16_DOT) return active_kernel_bf16dot().dot != nullptr;
 #endif
   return 0;
 }

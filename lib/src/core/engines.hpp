@@ -184,6 +184,47 @@ struct F16AccEngine {
     return e;
   }
 };
+
+// The opt-in bf16 dot product (raw K): NR keys at a time packed as pairs of dims, then the row
+// tiles over the panel; no decode shape (a decode step packs its block of keys once for the
+// group's heads, as prefill does).
+struct Bf16DotEngine {
+  const KernelF16 *k;
+  QView<std::uint16_t> q;
+  KView<std::uint16_t> kv;
+  std::size_t d;
+  float scale;
+  struct Scratch {
+    alignas(64) float panel[kPanelFloats];  // kPanelFloats pairs of dims
+  };
+
+  std::size_t mr() const noexcept { return k->dot_mr; }
+  std::size_t chunk() const noexcept { return 2 * (kPanelFloats / k->dot_nr); }
+  std::size_t block(std::size_t, bool) const noexcept { return k->dot_nr; }
+  void prepare(Scratch &sc, std::size_t hk, std::size_t j, std::size_t keys, std::size_t t,
+               std::size_t dc) const noexcept {
+    k->pack(keys, dc, kv.p + hk * kv.hs + j * kv.rs + t, kv.rs, sc.panel);
+  }
+  void tile(Scratch &sc, std::size_t h, std::size_t i, std::size_t rows, std::size_t keys,
+            std::size_t t, std::size_t dc, float *s, std::size_t lds,
+            unsigned flags) const noexcept {
+    k->dot(rows, keys, dc, q.at(h, i) + t, q.rs, sc.panel, s, lds, scale, flags);
+  }
+  bool decodes(std::size_t) const noexcept { return false; }
+  std::size_t dec_rows(bool) const noexcept { return k->dot_mr; }
+  std::size_t dec_keys(std::size_t, std::size_t n_k) const noexcept { return n_k; }
+  std::size_t key_align() const noexcept { return 1; }
+  std::size_t key_unit(bool) const noexcept { return k->dot_nr; }
+  void dec(std::size_t, std::size_t, std::size_t, std::size_t, bool, std::size_t, std::size_t,
+           float *, std::size_t) const noexcept {}  // decodes() is false: never called
+  Bf16DotEngine rebased(std::size_t h0, std::size_t hk0, std::size_t i0,
+                        std::size_t j0) const noexcept {
+    Bf16DotEngine e = *this;
+    e.q = q.rebased(h0, i0);
+    e.kv.p += hk0 * kv.hs + j0 * kv.rs;
+    return e;
+  }
+};
 #endif  // ATTNSCORE_HAVE_F16
 
 #if ATTNSCORE_HAVE_S8

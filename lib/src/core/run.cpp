@@ -56,9 +56,13 @@ void run_attention(const attnscore_attention_desc &a, const CacheCore *c, const 
         return drive_parallel(F16Engine<true>{static_cast<const KernelF16 *>(c->kernel),
                                               q_view<U>(a.q), cache_view<U>(*c), d, scale},
                               p, par);
-      const KernelF16 &k = enum_int(a.q.dtype) == ATTNSCORE_DTYPE_BF16 ? active_kernel_bf16()
+      const bool bf16 = enum_int(a.q.dtype) == ATTNSCORE_DTYPE_BF16;
+      const KernelF16 &k = bf16 ? ((a.flags & ATTNSCORE_ATTN_BF16_DOT) ? active_kernel_bf16dot()
+                                                                       : active_kernel_bf16())
                            : (a.flags & ATTNSCORE_ATTN_F16_ACCUMULATE) ? active_kernel_f16acc()
                                                                        : active_kernel_f16();
+      if (k.dot != nullptr)
+        return drive_parallel(Bf16DotEngine{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
       if (k.acc != nullptr)
         return drive_parallel(F16AccEngine{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
       return drive_parallel(F16Engine<false>{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
@@ -110,7 +114,9 @@ void run_f16(const KernelF16 &kernel, std::size_t n_q, std::size_t n_k, std::siz
              const std::uint16_t *q, std::size_t ldq, const std::uint16_t *k, std::size_t ldk,
              float *s, std::size_t lds, float scale) noexcept {
   const Problem p = scores_problem(n_q, n_k, d, s, lds, scale);
-  if (kernel.acc != nullptr)
+  if (kernel.dot != nullptr)
+    drive(Bf16DotEngine{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale}, p);
+  else if (kernel.acc != nullptr)
     drive(F16AccEngine{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale}, p);
   else
     drive(F16Engine<false>{&kernel, {q, 0, ldq}, {k, 0, ldk}, d, scale}, p);

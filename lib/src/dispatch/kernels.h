@@ -139,6 +139,14 @@ using AccF16Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, con
                           std::size_t ldq, const std::uint16_t *k, std::size_t ldk, float *s,
                           std::size_t lds, float scale) noexcept;
 
+// The opt-in bf16 dot-product kernel (ATTNSCORE_ATTN_BF16_DOT): `rows` <= dot_mr x `cols` <=
+// dot_nr scores from raw bf16 Q rows and a panel that `pack` made of `cols` keys as pairs of
+// dims (the 32-bit word at panel[(t / 2) * dot_nr + j] holds dims t and t + 1 of key j, the
+// upper one 0 past d), summed by the CPU's bf16 dot product; d in chunks, flags as QkF32Fn.
+using QkDotFn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q,
+                         std::size_t ldq, const float *panel, float *s, std::size_t lds,
+                         float scale, unsigned flags) noexcept;
+
 // A row of the f16 (or bf16) table: an f32-accumulating kernel (acc == nullptr: f32, pack ...
 // narrow set),
 // or an f16-accumulating one (acc set, the f32-path members null), which the default choice
@@ -157,6 +165,8 @@ struct KernelF16 {
   AccF16Fn acc;
   std::size_t acc_mr, acc_nr;
   std::size_t dec_rows;  // dec takes up to this many rows, as KernelF32::dec_rows
+  QkDotFn dot;           // a bf16 dot-product row (pack set, the f32-path members null), or null
+  std::size_t dot_mr, dot_nr;
 };
 
 extern const KernelF16 qk_f16_4x4__scalar_kernel;
@@ -175,7 +185,11 @@ extern const KernelF16 qk_f16_4x12__neon_kernel;
 extern const KernelF16 qk_f16_4x4__neon_fp16acc_kernel;
 #endif
 
-// The bf16 rows: every f32 level's, sse2 included (the conversion is an integer shift).
+// The bf16 rows: every f32 level's, sse2 included (the conversion is an integer shift), and the
+// opt-in dot-product row of the avx512 level (AVX512_BF16 also needed).
+#if ATTNSCORE_HAVE_AVX512BF16DOT
+extern const KernelF16 qk_bf16_8x32__avx512bf16_kernel;
+#endif
 extern const KernelF16 qk_bf16_4x4__scalar_kernel;
 #if ATTNSCORE_HAVE_SSE2
 extern const KernelF16 qk_bf16_6x8__sse2_kernel;
@@ -203,6 +217,9 @@ bool cpu_runs(const KernelF16 &kernel) noexcept;
 // The bf16 table and the kernel the public API uses now.
 const KernelF16 *const *kernels_bf16(std::size_t *count) noexcept;
 const KernelF16 &active_kernel_bf16() noexcept;
+// The kernel of a call with ATTNSCORE_ATTN_BF16_DOT: the dot-product row where this CPU runs it
+// under the cap, else active_kernel_bf16().
+const KernelF16 &active_kernel_bf16dot() noexcept;
 
 // The f16 blocking driver (f32 output), as run_f32 (an f16-accumulating kernel: its own tiles
 // over S, no packing). Arguments must be valid.

@@ -113,8 +113,12 @@ constexpr const KernelF16 *kF16[] = {
     &qk_f16_4x4__scalar_kernel,
 };
 
-// Best first, as kF32 (every f32 level has its bf16 row).
+// Best first, as kF32 (every f32 level has its bf16 row). The dot-product row comes first; only
+// a call that asks for it takes it.
 constexpr const KernelF16 *kBF16[] = {
+#if ATTNSCORE_HAVE_AVX512BF16DOT
+    &qk_bf16_8x32__avx512bf16_kernel,
+#endif
 #if ATTNSCORE_HAVE_AVX512
     &qk_bf16_8x32__avx512_kernel,
 #endif
@@ -184,7 +188,8 @@ constexpr int kNoApiCap = -1;
 std::atomic<int> g_api_cap{kNoApiCap};  // a level set by attnscore_set_max_level, or none
 std::atomic<const KernelF32 *> g_f32{nullptr};
 #if ATTNSCORE_HAVE_F16
-std::atomic<const KernelF16 *> g_f16{nullptr}, g_f16acc{nullptr}, g_bf16{nullptr};
+std::atomic<const KernelF16 *> g_f16{nullptr}, g_f16acc{nullptr}, g_bf16{nullptr},
+    g_bf16dot{nullptr};
 #endif
 
 attnscore_level cap_level() noexcept {
@@ -241,7 +246,13 @@ const KernelF16 *const *kernels_bf16(std::size_t *count) noexcept { return table
 
 const KernelF16 &active_kernel_bf16() noexcept {
   return pick(g_bf16, kBF16, *kBF16[sizeof(kBF16) / sizeof(kBF16[0]) - 1],
-              [](const KernelF16 &k) { return cpu_runs(k); });
+              [](const KernelF16 &k) { return k.dot == nullptr && cpu_runs(k); });
+}
+
+const KernelF16 &active_kernel_bf16dot() noexcept {
+  // The fallback: the default mode.
+  return pick(g_bf16dot, kBF16, active_kernel_bf16(),
+              [](const KernelF16 &k) { return k.dot != nullptr && cpu_runs(k); });
 }
 
 const KernelF16 &active_kernel_f16acc() noexcept {
@@ -291,6 +302,7 @@ attnscore_status attnscore_set_max_level(attnscore_level level_in) {
   g_f16.store(nullptr, std::memory_order_release);
   g_f16acc.store(nullptr, std::memory_order_release);
   g_bf16.store(nullptr, std::memory_order_release);
+  g_bf16dot.store(nullptr, std::memory_order_release);
 #endif
 #if ATTNSCORE_HAVE_S8
   g_s8.store(nullptr, std::memory_order_release);

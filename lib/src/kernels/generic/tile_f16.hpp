@@ -207,6 +207,9 @@ inline void narrow_row(std::size_t n, const float *src, std::uint16_t *dst) noex
                                           nullptr,                                                 \
                                           0,                                                       \
                                           0,                                                       \
-                                          tile::kDecodeGroupRows<Arch>};
+                                          tile::kDecodeGroupRows<Arch>,                            \
+                                          nullptr,                                                 \
+                                          0,                                                       \
+                                          0};
 
 #endif  // ATTNSCORE_TILE_F16_HPP

@@ -82,7 +82,10 @@ constexpr KernelF16 row(const char *name) noexcept {
           nullptr,
           0,
           0,
-          kMaxDecodeRows};
+          kMaxDecodeRows,
+          nullptr,
+          0,
+          0};
 }
 
 }  // namespace

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// The opt-in bf16 dot-product kernel (ATTNSCORE_ATTN_BF16_DOT), a row of the avx512 level that
+// also needs AVX512_BF16: vdpbf16ps adds two bf16 products to each f32 lane, 32 products an
+// instruction, twice the f32 FMA's. K is packed as pairs of dims (a 16 x 16 transpose of 32-bit
+// words per 16 keys x 32 dims), Q's pairs are broadcast from the raw rows. vdpbf16ps rounds to
+// nearest even and treats subnormal inputs and results as 0 whatever MXCSR says (the contract
+// says so); the sums of a lane are in t order, a pair at a time.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "dispatch/kernels.h"
+#include "kernels/generic/transpose_f32.hpp"
+
+namespace attnscore {
+namespace {
+
+constexpr std::size_t kMR = 8, kNR = 32, kW = 16;
+using B = xsimd::batch<float, xsimd::avx512f>;
+
+// Dims t and t + 1 of a row as one 32-bit word (t + 1 past d: 0 in the upper half).
+inline std::uint32_t pair_at(const std::uint16_t *row, std::size_t t, std::size_t d) noexcept {
+  std::uint32_t w = row[t];
+  if (t + 1 < d) w |= static_cast<std::uint32_t>(row[t + 1]) << 16;
+  return w;
+}
+
+// panel[p * kNR + j] = pair p of key j (zero for j >= cols): whole blocks of 16 keys x 16 pairs
+// as 16 x 16 transposes of 32-bit words, the rest one word at a time.
+ATTNSCORE_KERNEL_ENTRY void pack(std::size_t cols, std::size_t d, const std::uint16_t *k,
+                                 std::size_t ldk, float *panel_f) noexcept {
+  auto *panel = reinterpret_cast<std::uint32_t *>(panel_f);
+  const std::size_t full = d / 2, pairs = (d + 1) / 2;
+  std::size_t p = 0;
+  for (; p + kW <= full; p += kW) {
+    for (std::size_t j0 = 0; j0 < kNR; j0 += kW) {
+      B r[kW];
+      for (std::size_t i = 0; i < kW; ++i) {
+        // Addresses as integers: a pointer past K (a padding key, the next panel) is never formed.
+        const std::uintptr_t src = reinterpret_cast<std::uintptr_t>(k + 2 * p) + (j0 + i) * ldk * 2;
+        r[i] = j0 + i < cols
+                   ? B(_mm512_castsi512_ps(_mm512_loadu_si512(reinterpret_cast<const void *>(src))))
+                   : B(0.0f);
+        // The same piece of the next panel's keys: 32 rows read 64 bytes at a time defeat the
+        // hardware prefetchers (as in pack_panel). A prefetch never faults.
+        __builtin_prefetch(reinterpret_cast<const void *>(src + kNR * ldk * 2));
+      }
+      tile::Transpose<xsimd::avx512f>::run(r);
+      for (std::size_t i = 0; i < kW; ++i) r[i].store_aligned(panel_f + (p + i) * kNR + j0);
+    }
+  }
+  for (; p < pairs; ++p)
+    for (std::size_t j = 0; j < kNR; ++j)
+      panel[p * kNR + j] = j < cols ? pair_at(k + j * ldk, 2 * p, d) : 0u;
+}
+
+// Register map (zmm), R rows:
+//   acc[i][v]  2R: S[i][16 v .. 16 v + 15], one key per lane
+//   kv[v]      2: the panel's pair p of keys 16 v ..
+//   qb         1: pair p of Q row i broadcast (vpbroadcastd from memory)
+// Per pair of dims: 2 loads, R broadcasts, 2R vdpbf16ps (32 R products).
+template <std::size_t R>
+void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q,
+              std::size_t ldq, const float *panel, float *s, std::size_t lds, float scale,
+              unsigned flags) noexcept {
+  const std::uint16_t *qr[R];
+  for (std::size_t i = 0; i < R; ++i) qr[i] = q + (i < rows ? i : rows - 1) * ldq;
+  __m512 acc[R][2];
+  for (std::size_t i = 0; i < R; ++i) {
+    if (flags & kAccumulate) {
+      alignas(64) float part[kNR];
+      const float *src = s + (i < rows ? i : rows - 1) * lds;
+      for (std::size_t j = 0; j < kNR; ++j) part[j] = j < cols ? src[j] : 0.0f;
+      acc[i][0] = _mm512_load_ps(part), acc[i][1] = _mm512_load_ps(part + kW);
+    } else {
+      acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    }
+  }
+  const auto step = [&](std::size_t p, const std::uint32_t *w) {
+    const __m512bh k0 = (__m512bh)_mm512_load_ps(panel + p * kNR);
+    const __m512bh k1 = (__m512bh)_mm512_load_ps(panel + p * kNR + kW);
+    for (std::size_t i = 0; i < R; ++i) {
+      const __m512bh qb = (__m512bh)_mm512_set1_epi32(static_cast<int>(w[i]));
+      acc[i][0] = _mm512_dpbf16_ps(acc[i][0], qb, k0);
+      acc[i][1] = _mm512_dpbf16_ps(acc[i][1], qb, k1);
+    }
+  };
+  std::size_t p = 0;
+  for (; 2 * p + 1 < d; ++p) {  // whole pairs: no test inside
+    std::uint32_t w[R];
+    for (std::size_t i = 0; i < R; ++i) std::memcpy(&w[i], qr[i] + 2 * p, sizeof w[i]);
+    step(p, w);
+  }
+  if (2 * p < d) {  // the last dim of an odd d: its pair's upper half 0
+    std::uint32_t w[R];
+    for (std::size_t i = 0; i < R; ++i) w[i] = qr[i][2 * p];
+    step(p, w);
+  }
+  const __m512 sc = _mm512_set1_ps((flags & kFinal) ? scale : 1.0f);
+  for (std::size_t i = 0; i < rows; ++i) {
+    alignas(64) float out[kNR];
+    for (std::size_t v = 0; v < 2; ++v) {
+      const __m512 o = (flags & kFinal) ? _mm512_mul_ps(acc[i][v], sc) : acc[i][v];
+      _mm512_store_ps(out + v * kW, o);
+    }
+    for (std::size_t j = 0; j < cols; ++j) s[i * lds + j] = out[j];
+  }
+}
+
+// The tile for the rows present: 1 ... 4 exactly (a decode step's group), else all 8 (a tile
+// repeats its last row for the rows it lacks). The sums of a row do not depend on R.
+ATTNSCORE_KERNEL_ENTRY void dot(std::size_t rows, std::size_t cols, std::size_t d,
+                                const std::uint16_t *q, std::size_t ldq, const float *panel,
+                                float *s, std::size_t lds, float scale, unsigned flags) noexcept {
+  switch (rows) {
+    case 1:
+      return dot_tile<1>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
+    case 2:
+      return dot_tile<2>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
+    case 3:
+      return dot_tile<3>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
+    case 4:
+      return dot_tile<4>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
+    default:
+      return dot_tile<kMR>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
+  }
+}
+
+}  // namespace
+
+extern const KernelF16 qk_bf16_8x32__avx512bf16_kernel = {"qk_bf16_8x32__avx512bf16",
+                                                          ATTNSCORE_LEVEL_AVX512,
+                                                          nullptr,
+                                                          pack,
+                                                          0,
+                                                          nullptr,
+                                                          nullptr,
+                                                          nullptr,
+                                                          nullptr,
+                                                          ATTNSCORE_CPU_AVX512BF16,
+                                                          nullptr,
+                                                          0,
+                                                          0,
+                                                          0,
+                                                          dot,
+                                                          kMR,
+                                                          kNR};
+
+}  // namespace attnscore
