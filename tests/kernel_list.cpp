@@ -43,21 +43,28 @@ std::vector<const K *> usable_kernels(const K *const *table, std::size_t n) {
   return usable;
 }
 
-std::vector<const attnscore::KernelF16 *> usable_kernels_f16() {
 #if ATTNSCORE_HAVE_F16
-  // Rows may need features beyond their level's (FP16 arithmetic): cpu_runs checks both.
-  std::size_t n;
-  const attnscore::KernelF16 *const *table = attnscore::kernels_f16(&n);
+// A 16-bit table's rows this CPU runs: some need features beyond their level's (`extra`: FP16
+// arithmetic, AVX512_BF16), which cpu_runs checks too.
+std::vector<const attnscore::KernelF16 *> usable_kernels_16(
+    const attnscore::KernelF16 *const *table, std::size_t n, const char *extra) {
   std::vector<const attnscore::KernelF16 *> usable;
   for (std::size_t i = 0; i < n; ++i) {
     if (attnscore::cpu_runs(*table[i]))
       usable.push_back(table[i]);
     else
       WARN("not run (CPU lacks " << attnscore_level_name(table[i]->level)
-                                 << (table[i]->features ? " or FP16 arithmetic" : "")
-                                 << "): " << table[i]->name);
+                                 << (table[i]->features ? extra : "") << "): " << table[i]->name);
   }
   return usable;
+}
+#endif
+
+std::vector<const attnscore::KernelF16 *> usable_kernels_f16() {
+#if ATTNSCORE_HAVE_F16
+  std::size_t n;
+  const attnscore::KernelF16 *const *table = attnscore::kernels_f16(&n);
+  return usable_kernels_16(table, n, " or FP16 arithmetic");
 #else
   WARN("f16 not built (ATTNSCORE_ENABLE_F16=OFF): no f16 kernel to test");
   return {};
@@ -68,7 +75,7 @@ std::vector<const attnscore::KernelF16 *> usable_kernels_bf16() {
 #if ATTNSCORE_HAVE_F16
   std::size_t n;
   const attnscore::KernelF16 *const *table = attnscore::kernels_bf16(&n);
-  return usable_kernels(table, n);
+  return usable_kernels_16(table, n, " or AVX512_BF16");
 #else
   WARN("bf16 not built (ATTNSCORE_ENABLE_F16=OFF): no bf16 kernel to test");
   return {};

@@ -132,6 +132,7 @@ TEST_CASE("every bf16 kernel's converters: all 65536 patterns, every rounding bo
           "[bf16][kernels][convert]") {
   const KernelF16 *kernel = GENERATE(from_range(testing::usable_kernels_bf16()));
   CAPTURE(kernel->name);
+  if (kernel->dot != nullptr) return;  // the dot-product row has no converters
   CHECK(check_all_to_f32(kernel->to_f32) == "");
   CHECK(check_all_to_bf16(kernel->narrow) == "");
 }
@@ -239,6 +240,92 @@ TEST_CASE("bf16 scores and attention equal the f32 call on the converted inputs,
   }
 }
 
+namespace {
+
+// The CPU runs vdpbf16ps, by the compiler runtime's oracle (not the library's detection).
+bool host_has_avx512bf16() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+#else
+  return false;
+#endif
+}
+
+// One head of bf16 attention, n_q x n_k from q and k (rows of d), S f32, with `flags`.
+std::vector<float> attend(std::size_t n_q, std::size_t n_k, std::size_t d, const std::uint16_t *q,
+                          const std::uint16_t *k, unsigned flags, float scale = 0.0f) {
+  attnscore_attention_desc a = attnscore_attention_dense(BF16, 1, 1, n_q, n_k, d);
+  std::vector<float> s(n_q * n_k, kNaN);
+  a.q.data = q, a.k.data = k, a.s.data = s.data(), a.flags = flags, a.scale = scale;
+  REQUIRE(attnscore_attention(&a, nullptr) == ATTNSCORE_OK);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("bf16 dot product: opt-in, within the bound, subnormals flushed, else the default bits",
+          "[bf16][api][bf16dot]") {
+  CapGuard guard;
+  const attnscore_level level = GENERATE(from_range(testing::runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  const int avail = attnscore_flag_available(ATTNSCORE_ATTN_BF16_DOT);
+  CAPTURE(attnscore_level_name(level), avail);
+  // Available exactly where the CPU has AVX512_BF16 and the cap admits avx512.
+  const bool expect = ATTNSCORE_HAVE_AVX512BF16DOT && host_has_avx512bf16() &&
+                      testing::level_rank(level) >= testing::level_rank(ATTNSCORE_LEVEL_AVX512);
+  CHECK(avail == (expect ? 1 : 0));
+  std::mt19937 rng(17);
+  for (const std::size_t d : {1, 2, 7, 64, 128, 300, 1100}) {
+    const std::size_t n_q = 11, n_k = 45;
+    std::vector<std::uint16_t> qh, kh;
+    std::vector<float> qf, kf;
+    random_bf16(n_q * d, rng, qh, qf);
+    random_bf16(n_k * d, rng, kh, kf);
+    const std::vector<float> dot =
+        attend(n_q, n_k, d, qh.data(), kh.data(), ATTNSCORE_ATTN_BF16_DOT);
+    const std::vector<float> def = attend(n_q, n_k, d, qh.data(), kh.data(), 0);
+    CAPTURE(d);
+    if (!avail) {
+      CHECK(std::memcmp(dot.data(), def.data(), dot.size() * sizeof(float)) == 0);
+      continue;
+    }
+    // The f32 contract's bound against a long-double reference (no subnormals here).
+    const double scale = attnscore_default_scale(d);
+    const double u = std::ldexp(1.0, -24), gamma = (d + 1) * u / (1 - (d + 1) * u);
+    for (std::size_t i = 0; i < n_q; ++i)
+      for (std::size_t j = 0; j < n_k; ++j) {
+        long double exact = 0, gauge = 0;
+        for (std::size_t t = 0; t < d; ++t) {
+          const long double p = static_cast<long double>(qf[i * d + t]) * kf[j * d + t];
+          exact += p, gauge += std::fabs(p);
+        }
+        const double err = std::fabs(static_cast<double>(dot[i * n_k + j] - exact * scale));
+        const double bound = gamma * scale * static_cast<double>(gauge) + 1e-30;
+        if (!(err <= bound)) {
+          CAPTURE(i, j, err, bound);
+          FAIL("outside the bound");
+        }
+      }
+    // Any block of rows gives the same bits: each row alone against the whole call.
+    for (std::size_t i = 0; i < n_q; i += 5) {
+      const std::vector<float> one =
+          attend(1, n_k, d, qh.data() + i * d, kh.data(), ATTNSCORE_ATTN_BF16_DOT);
+      CHECK(std::memcmp(one.data(), dot.data() + i * n_k, n_k * sizeof(float)) == 0);
+    }
+  }
+  // Subnormals: a subnormal input (2^-133) and a subnormal sum (2^-64 * 2^-64 = 2^-128) are 0
+  // under the dot product; the default path keeps both.
+  const std::uint16_t sub[4] = {0x0001, 0x0001, 0x0001, 0x0001}, one[4] = {0x3f80, 0, 0, 0},
+                      tiny[4] = {0x1f80, 0, 0, 0};
+  for (const auto &qk : {std::make_pair(sub, one), std::make_pair(tiny, tiny)}) {
+    const float d_s = attend(1, 1, 4, qk.first, qk.second, 0, 1.0f)[0];
+    const float x_s = attend(1, 1, 4, qk.first, qk.second, ATTNSCORE_ATTN_BF16_DOT, 1.0f)[0];
+    CHECK(d_s > 0.0f);
+    CHECK(x_s == (avail ? 0.0f : d_s));
+  }
+}
+
 TEST_CASE("bf16 quantization: the f32 helper's bits on the converted rows", "[bf16][api][s8]") {
 #if ATTNSCORE_HAVE_S8
   std::mt19937 rng(3);
@@ -291,6 +378,12 @@ TEST_CASE("bf16 bad input: its own status, nothing written", "[bf16][api][errors
   CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_ERR_DTYPE_MISMATCH);
   a.k.dtype = BF16, a.flags = ATTNSCORE_ATTN_F16_ACCUMULATE;
   CHECK(attnscore_attention(&a, nullptr) == ATTNSCORE_ERR_BAD_FLAGS);
+  // The dot product is a bf16 option: BAD_FLAGS with f16 (or f32) Q.
+  attnscore_attention_desc h = a;
+  h.q.dtype = h.k.dtype = ATTNSCORE_DTYPE_F16, h.flags = ATTNSCORE_ATTN_BF16_DOT;
+  CHECK(attnscore_attention(&h, nullptr) == ATTNSCORE_ERR_BAD_FLAGS);
+  h.q.dtype = h.k.dtype = F32;
+  CHECK(attnscore_attention(&h, nullptr) == ATTNSCORE_ERR_BAD_FLAGS);
   CHECK(s[0] == 7.0f);
   a.flags = 0;
   REQUIRE(attnscore_attention(&a, nullptr) == ATTNSCORE_OK);

@@ -347,7 +347,11 @@ TEST_CASE("every f16 kernel: Q, K and S flush against guard pages", "[guard][ker
 TEST_CASE("every bf16 kernel: Q, K and S flush against guard pages", "[guard][kernels][bf16]") {
   const attnscore::KernelF16 *kernel = GENERATE(from_range(testing::usable_kernels_bf16()));
   CAPTURE(kernel->name);
-  sweep_kernel<BF16>(kernel, kernel->f32->mr, kernel->f32->nr, call_kernel_bf16);
+  // The dot-product row: its own tile (exact on these small integers, as every kernel).
+  if (kernel->dot != nullptr)
+    sweep_kernel<BF16>(kernel, kernel->dot_mr, kernel->dot_nr, call_kernel_bf16);
+  else
+    sweep_kernel<BF16>(kernel, kernel->f32->mr, kernel->f32->nr, call_kernel_bf16);
 }
 #endif
 
@@ -438,7 +442,7 @@ void call_api_bf16(const void *, std::size_t n_q, std::size_t n_k, std::size_t d
 
 void tile_bf16(const std::string &name, std::size_t *mr, std::size_t *nr) {
   for (const attnscore::KernelF16 *k : testing::usable_kernels_bf16())
-    if (name == k->name) *mr = k->f32->mr, *nr = k->f32->nr;
+    if (name == k->name && k->dot == nullptr) *mr = k->f32->mr, *nr = k->f32->nr;
 }
 
 }  // namespace
@@ -713,6 +717,9 @@ TEST_CASE("attention at every level: Q, K, S, scales and key caches flush agains
     if (dtype == ATTNSCORE_DTYPE_F16)
       for (unsigned f : {0u, ATTNSCORE_ATTN_SOFTMAX})
         flag_sets.push_back(f | ATTNSCORE_ATTN_F16_ACCUMULATE);
+    if (dtype == ATTNSCORE_DTYPE_BF16)  // the dot product: exact on these small integers too
+      for (unsigned f : {0u, ATTNSCORE_ATTN_SOFTMAX})
+        flag_sets.push_back(f | ATTNSCORE_ATTN_BF16_DOT);
     for (attnscore_dtype s_dtype : {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16}) {
       if (!built(s_dtype)) continue;
       for (bool cache : {false, true})

@@ -71,6 +71,16 @@ struct AnyKernel {
     return b;
   }
 
+  // A bf16 dot-product row: held to the f32 contract's bound (its sums are in another order),
+  // and exact on the exact integer data like every kernel.
+  bool dot() const {
+#if ATTNSCORE_HAVE_F16
+    return f16 != nullptr && f16->dot != nullptr;
+#else
+    return false;
+#endif
+  }
+
   bool is_s8() const {
 #if ATTNSCORE_HAVE_S8
     return s8 != nullptr;
@@ -220,7 +230,9 @@ std::vector<AnyKernel> usable_all() {
     all.push_back(a);
   }
   for (const attnscore::KernelF16 *k : testing::usable_kernels_bf16()) {
-    AnyKernel a{k->name, k->level, k->f32->mr, k->f32->nr, k->nr_dec};
+    AnyKernel a = k->dot != nullptr
+                      ? AnyKernel{k->name, k->level, k->dot_mr, k->dot_nr, k->dot_nr}
+                      : AnyKernel{k->name, k->level, k->f32->mr, k->f32->nr, k->nr_dec};
     a.f16 = k, a.bf16 = true;
     all.push_back(a);
   }
@@ -424,7 +436,8 @@ TEST_CASE("every kernel: the decode tile at every row count gives the prefill bi
   const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
   const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
-  if (kernel->acc16) return;  // an f16-accumulating row has no decode tile (its own kernel)
+  // An f16-accumulating or bf16 dot-product row has no decode tile (its own kernel).
+  if (kernel->acc16 || kernel->dot()) return;
   // An int8 kernel's decode kernel takes one row (d up to a chunk); some kernels have none.
   if (kernel->is_s8() && kernel->dec_rows() == 0) return;
   if (!kernel->is_s8()) {
@@ -502,7 +515,8 @@ TEST_CASE("every kernel: the key cache of its dtype gives the same bits as the r
   const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
   const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
-  if (kernel->acc16) return;  // f16-accumulating rows never read a cache (f32 accumulation there)
+  // f16-accumulating and bf16 dot-product rows never read a cache (the default path there).
+  if (kernel->acc16 || kernel->dot()) return;
   testing::CapGuard guard;
   REQUIRE(attnscore_set_max_level(kernel->level) == ATTNSCORE_OK);
   const attnscore_dtype dtype = kernel->dtype();

@@ -107,7 +107,8 @@ attnscore_status predict_attention(const attnscore_attention_desc &a, const Cach
   if (bad_float(a.scale)) return ATTNSCORE_ERR_BAD_SCALE;
   if (a.softcap != 0.0f && (bad_float(a.softcap) || a.softcap < 0.0f))
     return ATTNSCORE_ERR_BAD_SOFTCAP;
-  if (a.mask > 3 || a.flags > 3 || ((a.flags & 2) && qt != ATTNSCORE_DTYPE_F16))
+  if (a.mask > 3 || a.flags > 7 || ((a.flags & 2) && qt != ATTNSCORE_DTYPE_F16) ||
+      ((a.flags & 4) && qt != ATTNSCORE_DTYPE_BF16))
     return ATTNSCORE_ERR_BAD_FLAGS;
   if ((a.mask & 2) && a.window == 0) return ATTNSCORE_ERR_BAD_WINDOW;
   if (a.mask != 0 && a.pos_offset > SIZE_MAX - (a.n_q - 1)) return ATTNSCORE_ERR_POSITION_OVERFLOW;
@@ -368,8 +369,11 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   a.softcap = decode_softcap(in);
   const std::uint8_t mask = in.u8(), flags = in.u8();
   a.mask = mask >= 0xf8 ? mask : mask % 4u;
-  // Softmax (bit 0), f16 accumulation (bits 4-6 set), or unknown bits.
-  a.flags = flags >= 0xf8 ? flags : flags % 2u | ((flags & 0x70) == 0x70 ? 2u : 0u);
+  // Softmax (bit 0), f16 accumulation (bits 4-6 set), the bf16 dot product (bits 5-6 alone), or
+  // unknown bits.
+  a.flags = flags >= 0xf8 ? flags
+                          : flags % 2u | ((flags & 0x70) == 0x70 ? 2u : 0u) |
+                                ((flags & 0x70) == 0x60 ? 4u : 0u);
   const std::uint8_t pc = in.u8(), wc = in.u8();
   a.p0 = pc >= 0xf0 ? huge(in, pc) : pc % (a.n_k + 4);
   a.w = wc >= 0xf0 ? huge(in, wc) : wc % 9;
@@ -561,7 +565,7 @@ int attention_case(Input &in, int, const AttnOpts &o) {
     raw.k_cache = nullptr;
     raw.k = attnscore_tensor{
         ckeys.b.data(), static_cast<attnscore_dtype>(kt), c_n * c_d, c_d, cks.data(), c_n, 1};
-    raw.flags &= ~2u;
+    raw.flags &= ~6u;
     same(s_main, again(raw, st, "the raw call"), "cache against raw K");
   }
   // f16 S: the f32 S rounded once.
@@ -579,11 +583,12 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   // f16 or bf16 Q and K: the f32 call's bits on the same values (unless f16 accumulation ran).
   if (dt_model == ATTNSCORE_DTYPE_F16 || dt_model == ATTNSCORE_DTYPE_BF16) {
     if ((raw.flags & 2) && attnscore_flag_available(ATTNSCORE_ATTN_F16_ACCUMULATE)) return 0;
+    if ((raw.flags & 4) && attnscore_flag_available(ATTNSCORE_ATTN_BF16_DOT)) return 0;
     Buf qf = typed(qr, ATTNSCORE_DTYPE_F32), kf = typed(use_cache ? cr : kr, ATTNSCORE_DTYPE_F32);
     attnscore_attention_desc f = raw;
     f.q.data = qf.b.data(), f.q.dtype = ATTNSCORE_DTYPE_F32;
     f.k.data = kf.b.data(), f.k.dtype = ATTNSCORE_DTYPE_F32;
-    f.flags &= ~2u;
+    f.flags &= ~6u;
     same(s32, again(f, ATTNSCORE_DTYPE_F32, "the f32 call"), "16-bit Q and K against f32");
   }
   // Values: scores that stay finite, and a softcap whose s / c does not underflow.

@@ -185,7 +185,7 @@ def attn(hq, hkv, n_q, n_k, d, lay=0, strides=(A_DEFAULT,) * 6, scale=SC_DEFAULT
          cap=CAP_BEST, dt=0, ksrc=0, scm=0, par=0, call=ATTENTION, head=b""):
     """An attention case (attention_case): layout bits 0-1 Q, 2-3 K, 4-5 S (0 head-major,
     1 padded, 2 token-major); p0 and w are codes (p0 % (n_k + 4), w % 9, or huge); flags bit 0
-    softmax, 0x70 f16 accumulation; dt % 3 Q and K's dtype (f32, f16, s8; bits 3-4 01 bf16),
+    softmax, 0x70 f16 accumulation, 0x60 the bf16 dot product; dt % 3 Q and K's dtype (f32, f16, s8; bits 3-4 01 bf16),
     bit 2 f16 S (bits 3-4 10 bf16 S, an error), 0xff no dtype; ksrc % 4 == 3 K from a cache
     ((ksrc >> 2) % 8: 4 other heads, 5 other d, 6 a key short, 7 a foreign handle), >= 0xf0 K of
     another dtype ((Q's + 1 + ksrc % 3) % 4); scm bits 0-1 Q's scales, 2-3 K's
@@ -267,6 +267,12 @@ def attention_seeds(s):
     s["attn_err_f16_accumulate_on_f32"] = attn(2, 1, 2, 3, 4, flags=0x70)
     s["attn_f16_accumulate"] = attn(4, 2, 5, 20, 32, flags=0x71, dt=1)
     s["attn_f16_accumulate_cache"] = attn(4, 2, 5, 20, 32, flags=0x70, dt=1, ksrc=3)
+    # The bf16 dot product (flags bits 5-6 alone): bf16 Q only; a cache takes the default path.
+    s["attn_bf16_dot"] = attn(4, 2, 5, 40, 33, flags=0x61, dt=8)
+    s["attn_bf16_dot_decode"] = attn(4, 1, 1, 70, 64, mask=1, flags=0x60, dt=8, p0=b(69))
+    s["attn_bf16_dot_cache"] = attn(4, 2, 5, 20, 32, flags=0x60, dt=8, ksrc=3)
+    s["attn_err_bf16_dot_on_f16"] = attn(2, 1, 2, 3, 4, flags=0x60, dt=1)
+    s["attn_err_bf16_dot_on_f32"] = attn(2, 1, 2, 3, 4, flags=0x60)
     for scm, name in [(0x00, "rows"), (0x05, "heads"), (0x0A, "tensor"), (0x03, "bad_q_count"),
                       (0x0C, "bad_k_count"), (0xF0, "bad_q_value"), (0xF3, "bad_k_value")]:
         s["attn_s8_scales_" + name] = attn(4, 2, 5, 11, 9, dt=2, scm=scm)
