@@ -36,6 +36,7 @@ std::vector<Probe> &probes() {
 
 std::map<int, double> g_peak;         // level -> measured FMA GFLOP/s
 std::map<int, double> g_peak_i8;      // level -> measured int8 dot-product GOPS
+double g_peak_bf16dot = 0;            // measured vdpbf16ps GFLOP/s (0: none)
 std::map<std::size_t, double> g_bw;   // K bytes -> measured GB/s reading that much, hot
 std::map<std::size_t, double> g_wbw;  // S bytes -> measured GB/s writing that much
 double g_dram_bw = 0;                 // GB/s reading the cold pool
@@ -113,6 +114,10 @@ std::vector<ProbeI8> &probes_i8() {
   static std::vector<ProbeI8> list;
   return list;
 }
+std::vector<ProbeI8> &probes_bf16dot() {
+  static std::vector<ProbeI8> list;
+  return list;
+}
 
 namespace {
 struct Block {
@@ -157,6 +162,11 @@ void free64(void *p) noexcept {
 
 bool register_probe_i8(const ProbeI8 &probe) {
   probes_i8().push_back(probe);
+  return true;
+}
+
+bool register_probe_bf16dot(const ProbeI8 &probe) {
+  probes_bf16dot().push_back(probe);
   return true;
 }
 
@@ -229,6 +239,21 @@ void set_counters_s8(benchmark::State &state, const Shape &sh, int level) {
   } else if (g_peak_i8.count(level)) {
     state.counters["%peak_i8"] =
         C(sh.flops() * 1e-9 / g_peak_i8[level] * 100, C::kIsIterationInvariantRate);
+  }
+  set_write_counter(state, sh);
+}
+
+void set_counters_bf16dot(benchmark::State &state, const Shape &sh) {
+  using C = benchmark::Counter;
+  state.counters["GFLOP"] = C(sh.flops() * 1e-9, C::kIsIterationInvariantRate);
+  if (sh.decode()) {
+    state.counters["K_GB"] = C(sh.k_bytes() * 1e-9, C::kIsIterationInvariantRate);
+    const double bw = sh.cold ? g_dram_bw : g_bw[static_cast<std::size_t>(sh.k_bytes())];
+    if (bw > 0)
+      state.counters["%bw"] = C(sh.k_bytes() * 1e-9 / bw * 100, C::kIsIterationInvariantRate);
+  } else if (g_peak_bf16dot > 0) {
+    state.counters["%peak_dot"] =
+        C(sh.flops() * 1e-9 / g_peak_bf16dot * 100, C::kIsIterationInvariantRate);
   }
   set_write_counter(state, sh);
 }
@@ -377,6 +402,24 @@ void bm_attnscore_16(benchmark::State &state, attnscore_dtype dtype, attnscore_l
   }
   bench::set_counters(state, sh, level);
   attnscore_set_max_level(ATTNSCORE_LEVEL_BEST);
+}
+
+// The opt-in bf16 dot product (attnscore_attention with ATTNSCORE_ATTN_BF16_DOT, one head), on
+// the bf16 rows' data: its kernel where the CPU has it (the rows are registered only there).
+void bm_bf16dot(benchmark::State &state, bench::Shape sh) {
+  bench::Data16 data(sh, ATTNSCORE_DTYPE_BF16);
+  attnscore_attention_desc a =
+      attnscore_attention_dense(ATTNSCORE_DTYPE_BF16, 1, 1, sh.n_q, sh.n_k, sh.d);
+  a.q.data = data.q.data(), a.s.data = data.s.data(), a.flags = ATTNSCORE_ATTN_BF16_DOT;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    a.k.data = data.k_at(i++);
+    const attnscore_status st = attnscore_attention(&a, nullptr);
+    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
+    benchmark::DoNotOptimize(data.s.data());
+    benchmark::ClobberMemory();
+  }
+  bench::set_counters_bf16dot(state, sh);
 }
 
 // The int8 path at one level: per-row scales, K (cold: many copies) as int8.
@@ -612,6 +655,15 @@ void measure_limits() {
         std::string("peak_i8_gops_") + attnscore_level_name(static_cast<attnscore_level>(p.level)),
         value);
   }
+  for (const bench::ProbeI8 &p : bench::probes_bf16dot()) {
+    if (!attnscore_flag_available(ATTNSCORE_ATTN_BF16_DOT)) continue;  // the CPU lacks it
+    constexpr std::size_t kIters = 1 << 16;
+    bench::g_peak_bf16dot = bench::best_rate(kIters * p.ops_per_iter,
+                                             [&](std::size_t) { return p.loop(kIters) * 1e-30f; });
+    char value[32];
+    std::snprintf(value, sizeof value, "%.1f", bench::g_peak_bf16dot);
+    benchmark::AddCustomContext("peak_bf16dot_gflops", value);
+  }
   if (best == nullptr) return;
   bench::g_best_level = best->level;
   std::vector<float> pool(bench::kColdPoolBytes / sizeof(float), 1.0f);
@@ -766,6 +818,9 @@ int main(int argc, char **argv) {
                                            level, sh16)
                   ->Unit(benchmark::kMicrosecond);
           }
+        if (attnscore_flag_available(ATTNSCORE_ATTN_BF16_DOT))
+          benchmark::RegisterBenchmark(("bf16dot/" + sh.name()).c_str(), bm_bf16dot, sh16)
+              ->Unit(benchmark::kMicrosecond);
         // s8 beside f32: each level with its own s8 kernel.
         for (attnscore_level level : runnable_levels()) {
           attnscore_set_max_level(level);

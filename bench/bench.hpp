@@ -114,6 +114,9 @@ struct ProbeI8 {
   double ops_per_iter;
 };
 bool register_probe_i8(const ProbeI8 &probe);
+// The bf16 dot-product peak (probe.cpp's object built for the opt-in bf16 kernel: vdpbf16ps),
+// in the same form: `ops_per_iter` floating-point operations a step (a product and its add: 2).
+bool register_probe_bf16dot(const ProbeI8 &probe);
 
 // Rate counters for a benchmark of `sh` at `level` (-1: an anchor, judged against the best
 // level): GFLOP and K_GB per second, and the percentage of the limit, %peak (prefill: the FMA
@@ -124,6 +127,10 @@ void set_counters(benchmark::State &state, const Shape &sh, int level);
 // The same for the int8 rows (int8 GOP/s; %peak_i8 of the level, or of the best level for
 // level -1, an anchor; %bw for cold decode; %write_bw for prefill).
 void set_counters_s8(benchmark::State &state, const Shape &sh, int level);
+
+// The same for the bf16 dot-product rows: GFLOP/s and %peak_dot, the share of the measured
+// vdpbf16ps peak (prefill); K_GB/s and %bw (decode).
+void set_counters_bf16dot(benchmark::State &state, const Shape &sh);
 
 // Registers the Eigen anchor for a shape (anchor_eigen.cpp); false where Eigen was not found.
 bool register_eigen(const Shape &sh);

@@ -21,7 +21,8 @@ using B = xsimd::batch<float, Arch>;
 
 // The f32 limits, at every level but avxvnni: an int8-only level (f32 runs avx2's probe),
 // numbered above avx512, which the bandwidth probe's choice of the highest level would take.
-#if !(defined(__AVXVNNI__) && !defined(__AVX512F__))
+// (Not in the object built for the bf16 dot product alone: ATTNSCORE_PROBE_BF16DOT.)
+#if !(defined(__AVXVNNI__) && !defined(__AVX512F__)) && !defined(ATTNSCORE_PROBE_BF16DOT)
 #define ATTNSCORE_PROBE_F32 1
 // `iters` steps of 12 independent multiply-adds (FMAs where the level has them, through the
 // kernels' own tile::fmadd, since xsimd 8.1 has no fused form at avx512f): 12 chains
@@ -86,25 +87,26 @@ constexpr float (*write_stream)(float *, std::size_t) = nullptr;
 // step is one asm block on fixed registers: GCC 12 kept an intrinsic loop's accumulators on the
 // stack or copied each through a second register, and 12 chains left no margin over the latency:
 // that probe read 3-12% under this one, and under what the s8 kernel's own inner loop reaches.
-#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
 #define ATTNSCORE_DP4(a, b, c, d) ATTNSCORE_DP(a) ATTNSCORE_DP(b) ATTNSCORE_DP(c) ATTNSCORE_DP(d)
+// `iters` steps of ATTNSCORE_DP on 24 accumulators in zmm2-25, operands a and b.
+#define ATTNSCORE_ZMM24_LOOP(a_init, b_init)                                                    \
+  const __m512i a = a_init, b = b_init;                                                         \
+  for (std::size_t i = 0; i < iters; ++i)                                                       \
+    __asm__ volatile(ATTNSCORE_DP4(2, 3, 4, 5) ATTNSCORE_DP4(6, 7, 8, 9)                        \
+                         ATTNSCORE_DP4(10, 11, 12, 13) ATTNSCORE_DP4(14, 15, 16, 17)            \
+                             ATTNSCORE_DP4(18, 19, 20, 21) ATTNSCORE_DP4(22, 23, 24, 25)        \
+                     :                                                                          \
+                     : "v"(a), "v"(b)                                                           \
+                     : "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
+                       "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18",  \
+                       "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25");          \
+  return 0
+#if defined(__AVX512VNNI__) || defined(__AVXVNNI__)
 #if defined(__AVX512VNNI__)
 // 24 chains in zmm2-25, the operands in two more.
 #define ATTNSCORE_DP(r) "vpdpbusd %1, %0, %%zmm" #r "\n\t"
 constexpr double kI8OpsPerIter = 24 * 64 * 2;  // chains x MACs x 2
-int i8_loop(std::size_t iters) {
-  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-5);
-  for (std::size_t i = 0; i < iters; ++i)
-    __asm__ volatile(ATTNSCORE_DP4(2, 3, 4, 5) ATTNSCORE_DP4(6, 7, 8, 9)
-                         ATTNSCORE_DP4(10, 11, 12, 13) ATTNSCORE_DP4(14, 15, 16, 17)
-                             ATTNSCORE_DP4(18, 19, 20, 21) ATTNSCORE_DP4(22, 23, 24, 25)
-                     :
-                     : "v"(a), "v"(b)
-                     : "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-                       "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18",
-                       "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25");
-  return 0;
-}
+int i8_loop(std::size_t iters) { ATTNSCORE_ZMM24_LOOP(_mm512_set1_epi8(3), _mm512_set1_epi8(-5)); }
 #else
 // 14 chains in ymm2-15, the operands in the other two of the 16.
 #define ATTNSCORE_DP(r) "%{vex%} vpdpbusd %1, %0, %%ymm" #r "\n\t"
@@ -146,6 +148,16 @@ int i8_loop(std::size_t iters) {
 }
 const bool registered_i8 =
     bench::register_probe_i8({ATTNSCORE_PROBE_LEVEL, i8_loop, 12 * kI8Macs * 2});
+#endif
+
+#if defined(ATTNSCORE_PROBE_BF16DOT)
+// The bf16 dot-product peak: 24 chains of vdpbf16ps zmm (32 products and their adds each), as the
+// int8 probe's.
+#define ATTNSCORE_DP(r) "vdpbf16ps %1, %0, %%zmm" #r "\n\t"
+int bf16dot_loop(std::size_t iters) {
+  ATTNSCORE_ZMM24_LOOP(_mm512_set1_epi32(0x3f803f80), _mm512_set1_epi32(0x3c003c00));
+}
+const bool registered_bf16dot = bench::register_probe_bf16dot({0, bf16dot_loop, 24 * 32 * 2});
 #endif
 
 #ifdef ATTNSCORE_PROBE_F32
