@@ -67,15 +67,17 @@ for p in "${presets[@]}"; do
         "x86/qk_bf16_avx512 avx512 _dec vfmadd231ps haswell"
         "x86/qk_s8_avx512 avx512 - vpmaddwd haswell"
         "x86/qk_s8_avx512vnni avx512vnni - vpdpbusd haswell,skylake-avx512"
-        "x86/qk_s8_avxvnni avxvnni - vpdpbusd haswell,skylake-avx512,icelake-server,znver4")
+        "x86/qk_s8_avxvnni avxvnni - vpdpbusd haswell,skylake-avx512,icelake-server,znver4"
+        "x86/qk_bf16_avx512bf16 avx512bf16 - vdpbf16ps haswell,skylake-avx512,icelake-server")
       ;;
     aarch64)
-      target="-mtriple=aarch64 -mattr=+dotprod,+i8mm"
+      target="-mtriple=aarch64 -mattr=+dotprod,+i8mm,+bf16"
       cpus="cortex-a53 cortex-a55 cortex-a510 cortex-a76 cortex-a78 neoverse-n1 neoverse-n2"
       cpus+=" neoverse-v1 neoverse-v2"
       loops=("arm/qk_f32_neon neon - fmla" "arm/qk_f32_neon neon _dec fmla"
         "arm/qk_f16_neon neon _dec fmla" "arm/qk_bf16_neon neon _dec fmla"
-        "arm/qk_s8_neon_dotprod neon_dotprod - sdot" "arm/qk_s8_neon_i8mm neon_i8mm - smmla")
+        "arm/qk_s8_neon_dotprod neon_dotprod - sdot" "arm/qk_s8_neon_i8mm neon_i8mm - smmla"
+        "arm/qk_bf16_neon_bf16 neon_bf16 - bfdot cortex-a53,cortex-a55,cortex-a76,cortex-a78,neoverse-n1")
       ;;
     armv7)
       target="-mtriple=thumbv7a -mattr=+neon,+vfp4" cpus="cortex-a7 cortex-a15"

@@ -14,6 +14,11 @@
 #include <string>
 #include <vector>
 
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 #include "attnscore/attnscore.hpp"
 #include "dispatch/kernels.h"
 #include "support.hpp"
@@ -242,12 +247,18 @@ TEST_CASE("bf16 scores and attention equal the f32 call on the converted inputs,
 
 namespace {
 
-// The CPU runs vdpbf16ps, by the compiler runtime's oracle (not the library's detection).
-bool host_has_avx512bf16() {
-#if defined(__x86_64__)
+// Whether the bf16 dot product runs under a cap of `level`, by oracles independent of the
+// library's detection: the compiler runtime's (x86) or the kernel's auxiliary vector (AArch64).
+bool dot_expected(attnscore_level level) {
+#if defined(__x86_64__) && ATTNSCORE_HAVE_AVX512BF16DOT
   return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+         testing::level_rank(level) >= testing::level_rank(ATTNSCORE_LEVEL_AVX512);
+#elif defined(__aarch64__) && ATTNSCORE_HAVE_NEON_BF16DOT
+  return (getauxval(AT_HWCAP2) & HWCAP2_BF16) != 0 &&
+         testing::level_rank(level) >= testing::level_rank(ATTNSCORE_LEVEL_NEON);
 #else
+  (void)level;
   return false;
 #endif
 }
@@ -271,10 +282,8 @@ TEST_CASE("bf16 dot product: opt-in, within the bound, subnormals flushed, else 
   REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
   const int avail = attnscore_flag_available(ATTNSCORE_ATTN_BF16_DOT);
   CAPTURE(attnscore_level_name(level), avail);
-  // Available exactly where the CPU has AVX512_BF16 and the cap admits avx512.
-  const bool expect = ATTNSCORE_HAVE_AVX512BF16DOT && host_has_avx512bf16() &&
-                      testing::level_rank(level) >= testing::level_rank(ATTNSCORE_LEVEL_AVX512);
-  CHECK(avail == (expect ? 1 : 0));
+  // Available exactly where the CPU has AVX512_BF16 (or AArch64 BF16) and the cap admits its level.
+  CHECK(avail == (dot_expected(level) ? 1 : 0));
   std::mt19937 rng(17);
   for (const std::size_t d : {1, 2, 7, 64, 128, 300, 1100}) {
     const std::size_t n_q = 11, n_k = 45;

@@ -119,6 +119,9 @@ constexpr const KernelF16 *kBF16[] = {
 #if ATTNSCORE_HAVE_AVX512BF16DOT
     &qk_bf16_8x32__avx512bf16_kernel,
 #endif
+#if ATTNSCORE_HAVE_NEON_BF16DOT
+    &qk_bf16_8x8__neon_bf16_kernel,
+#endif
 #if ATTNSCORE_HAVE_AVX512
     &qk_bf16_8x32__avx512_kernel,
 #endif
