@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "dispatch/kernels.h"
+#include "kernels/generic/tile_bf16dot.hpp"
 #include "kernels/generic/transpose_f32.hpp"
 
 namespace attnscore {
@@ -18,12 +19,6 @@ namespace {
 
 constexpr std::size_t kMR = 8, kNR = 8, kW = 4;
 using B = xsimd::batch<float, xsimd::neon64>;
-
-inline std::uint32_t pair_at(const std::uint16_t *row, std::size_t t, std::size_t d) noexcept {
-  std::uint32_t w = row[t];
-  if (t + 1 < d) w |= static_cast<std::uint32_t>(row[t + 1]) << 16;
-  return w;
-}
 
 // panel[p * kNR + j] = pair p of key j (zero for j >= cols): whole blocks of 4 keys x 4 pairs as
 // 4 x 4 transposes of 32-bit words, the rest one word at a time.
@@ -44,7 +39,7 @@ ATTNSCORE_KERNEL_ENTRY void pack(std::size_t cols, std::size_t d, const std::uin
   }
   for (; p < pairs; ++p)
     for (std::size_t j = 0; j < kNR; ++j)
-      panel[p * kNR + j] = j < cols ? pair_at(k + j * ldk, 2 * p, d) : 0u;
+      panel[p * kNR + j] = j < cols ? tile::bf16_pair(k + j * ldk, 2 * p, d) : 0u;
 }
 
 inline bfloat16x8_t kpairs(const float *panel, std::size_t p, std::size_t v) noexcept {
@@ -93,7 +88,7 @@ void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint
   for (; p < (d + 1) / 2; ++p) {  // the last pairs one at a time (an odd d's upper half 0)
     const bfloat16x8_t k0 = kpairs(panel, p, 0), k1 = kpairs(panel, p, 1);
     for (std::size_t i = 0; i < R; ++i) {
-      const bfloat16x8_t qb = vreinterpretq_bf16_u32(vdupq_n_u32(pair_at(qr[i], 2 * p, d)));
+      const bfloat16x8_t qb = vreinterpretq_bf16_u32(vdupq_n_u32(tile::bf16_pair(qr[i], 2 * p, d)));
       acc[i][0] = vbfdotq_f32(acc[i][0], k0, qb);
       acc[i][1] = vbfdotq_f32(acc[i][1], k1, qb);
     }
@@ -107,42 +102,8 @@ void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint
   }
 }
 
-// The tile for the rows present: 1 ... 4 exactly (a decode step's group), else all 8.
-ATTNSCORE_KERNEL_ENTRY void dot(std::size_t rows, std::size_t cols, std::size_t d,
-                                const std::uint16_t *q, std::size_t ldq, const float *panel,
-                                float *s, std::size_t lds, float scale, unsigned flags) noexcept {
-  switch (rows) {
-    case 1:
-      return dot_tile<1>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-    case 2:
-      return dot_tile<2>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-    case 3:
-      return dot_tile<3>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-    case 4:
-      return dot_tile<4>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-    default:
-      return dot_tile<kMR>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-  }
-}
-
 }  // namespace
 
-extern const KernelF16 qk_bf16_8x8__neon_bf16_kernel = {"qk_bf16_8x8__neon_bf16",
-                                                        ATTNSCORE_LEVEL_NEON,
-                                                        nullptr,
-                                                        pack,
-                                                        0,
-                                                        nullptr,
-                                                        nullptr,
-                                                        nullptr,
-                                                        nullptr,
-                                                        ATTNSCORE_CPU_BF16,
-                                                        nullptr,
-                                                        0,
-                                                        0,
-                                                        0,
-                                                        dot,
-                                                        kMR,
-                                                        kNR};
+ATTNSCORE_DEFINE_BF16DOT(qk_bf16_8x8__neon_bf16, ATTNSCORE_LEVEL_NEON, ATTNSCORE_CPU_BF16, kMR, kNR)
 
 }  // namespace attnscore

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "dispatch/kernels.h"
+#include "kernels/generic/tile_bf16dot.hpp"
 #include "kernels/generic/transpose_f32.hpp"
 
 namespace attnscore {
@@ -17,13 +18,6 @@ namespace {
 
 constexpr std::size_t kMR = 8, kNR = 32, kW = 16;
 using B = xsimd::batch<float, xsimd::avx512f>;
-
-// Dims t and t + 1 of a row as one 32-bit word (t + 1 past d: 0 in the upper half).
-inline std::uint32_t pair_at(const std::uint16_t *row, std::size_t t, std::size_t d) noexcept {
-  std::uint32_t w = row[t];
-  if (t + 1 < d) w |= static_cast<std::uint32_t>(row[t + 1]) << 16;
-  return w;
-}
 
 // panel[p * kNR + j] = pair p of key j (zero for j >= cols): whole blocks of 16 keys x 16 pairs
 // as 16 x 16 transposes of 32-bit words, the rest one word at a time.
@@ -51,7 +45,7 @@ ATTNSCORE_KERNEL_ENTRY void pack(std::size_t cols, std::size_t d, const std::uin
   }
   for (; p < pairs; ++p)
     for (std::size_t j = 0; j < kNR; ++j)
-      panel[p * kNR + j] = j < cols ? pair_at(k + j * ldk, 2 * p, d) : 0u;
+      panel[p * kNR + j] = j < cols ? tile::bf16_pair(k + j * ldk, 2 * p, d) : 0u;
 }
 
 // Register map (zmm), R rows:
@@ -107,43 +101,9 @@ void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint
   }
 }
 
-// The tile for the rows present: 1 ... 4 exactly (a decode step's group), else all 8 (a tile
-// repeats its last row for the rows it lacks). The sums of a row do not depend on R.
-ATTNSCORE_KERNEL_ENTRY void dot(std::size_t rows, std::size_t cols, std::size_t d,
-                                const std::uint16_t *q, std::size_t ldq, const float *panel,
-                                float *s, std::size_t lds, float scale, unsigned flags) noexcept {
-  switch (rows) {
-    case 1:
-      return dot_tile<1>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-    case 2:
-      return dot_tile<2>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-    case 3:
-      return dot_tile<3>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-    case 4:
-      return dot_tile<4>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-    default:
-      return dot_tile<kMR>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);
-  }
-}
-
 }  // namespace
 
-extern const KernelF16 qk_bf16_8x32__avx512bf16_kernel = {"qk_bf16_8x32__avx512bf16",
-                                                          ATTNSCORE_LEVEL_AVX512,
-                                                          nullptr,
-                                                          pack,
-                                                          0,
-                                                          nullptr,
-                                                          nullptr,
-                                                          nullptr,
-                                                          nullptr,
-                                                          ATTNSCORE_CPU_AVX512BF16,
-                                                          nullptr,
-                                                          0,
-                                                          0,
-                                                          0,
-                                                          dot,
-                                                          kMR,
-                                                          kNR};
+ATTNSCORE_DEFINE_BF16DOT(qk_bf16_8x32__avx512bf16, ATTNSCORE_LEVEL_AVX512, ATTNSCORE_CPU_AVX512BF16,
+                         kMR, kNR)
 
 }  // namespace attnscore
