@@ -95,10 +95,13 @@ void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint
   }
   const float32x4_t sc = vdupq_n_f32((flags & kFinal) ? scale : 1.0f);
   for (std::size_t i = 0; i < rows; ++i) {
+    // Whole tiles straight to S; an edge tile through a buffer (never past its columns).
     alignas(16) float out[kNR];
+    float *dst = cols == kNR ? s + i * lds : out;
     for (std::size_t v = 0; v < 2; ++v)
-      vst1q_f32(out + v * kW, (flags & kFinal) ? vmulq_f32(acc[i][v], sc) : acc[i][v]);
-    for (std::size_t j = 0; j < cols; ++j) s[i * lds + j] = out[j];
+      vst1q_f32(dst + v * kW, (flags & kFinal) ? vmulq_f32(acc[i][v], sc) : acc[i][v]);
+    if (cols != kNR)
+      for (std::size_t j = 0; j < cols; ++j) s[i * lds + j] = out[j];
   }
 }
 

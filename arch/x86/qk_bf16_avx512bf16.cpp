@@ -92,12 +92,15 @@ void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint
   }
   const __m512 sc = _mm512_set1_ps((flags & kFinal) ? scale : 1.0f);
   for (std::size_t i = 0; i < rows; ++i) {
+    // Whole tiles straight to S; an edge tile through a buffer (never past its columns).
     alignas(64) float out[kNR];
+    float *dst = cols == kNR ? s + i * lds : out;
     for (std::size_t v = 0; v < 2; ++v) {
       const __m512 o = (flags & kFinal) ? _mm512_mul_ps(acc[i][v], sc) : acc[i][v];
-      _mm512_store_ps(out + v * kW, o);
+      _mm512_storeu_ps(dst + v * kW, o);
     }
-    for (std::size_t j = 0; j < cols; ++j) s[i * lds + j] = out[j];
+    if (cols != kNR)
+      for (std::size_t j = 0; j < cols; ++j) s[i * lds + j] = out[j];
   }
 }
 

@@ -23,32 +23,29 @@ inline std::uint32_t bf16_pair(const std::uint16_t *row, std::size_t t, std::siz
 }  // namespace tile
 }  // namespace attnscore
 
-// Defines the table row `name_kernel` (kernels.h) of a dot-product kernel from the including
-// file's `pack` and `dot_tile<R>` (its anonymous namespace): the tile for the rows present, 1 ... 4
-// exactly (a decode step's group), else all MR (a tile repeats its last row for the rows it
-// lacks); the sums of a row do not depend on R.
-#define ATTNSCORE_DEFINE_BF16DOT(name, level, feature, MR, NR)                                  \
-  namespace {                                                                                   \
-  ATTNSCORE_KERNEL_ENTRY void dot(std::size_t rows, std::size_t cols, std::size_t d,            \
-                                  const std::uint16_t *q, std::size_t ldq, const float *panel,  \
-                                  float *s, std::size_t lds, float scale,                       \
-                                  unsigned flags) noexcept {                                    \
-    switch (rows) {                                                                             \
-      case 1:                                                                                   \
-        return dot_tile<1>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                 \
-      case 2:                                                                                   \
-        return dot_tile<2>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                 \
-      case 3:                                                                                   \
-        return dot_tile<3>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                 \
-      case 4:                                                                                   \
-        return dot_tile<4>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                 \
-      default:                                                                                  \
-        return dot_tile<MR>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                \
-    }                                                                                           \
-  }                                                                                             \
-  }                                                                                             \
-  extern const KernelF16 name##_kernel = {#name,   level,   nullptr, pack,    0,       nullptr, \
-                                          nullptr, nullptr, nullptr, feature, nullptr, 0,       \
-                                          0,       0,       dot,     MR,      NR};
+// Defines a dot-product kernel `name` and its table row `name_kernel` (kernels.h) from the
+// including file's `pack` and `dot_tile<R>` (its anonymous namespace): the tile for the rows
+// present, 1 ... 4 exactly (a decode step's group), else all MR (a tile repeats its last row for
+// the rows it lacks); the sums of a row do not depend on R.
+#define ATTNSCORE_DEFINE_BF16DOT(name, level, feature, MR, NR)                                    \
+  ATTNSCORE_KERNEL_ENTRY void name(                                                               \
+      std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q, std::size_t ldq, \
+      const float *panel, float *s, std::size_t lds, float scale, unsigned flags) noexcept {      \
+    switch (rows) {                                                                               \
+      case 1:                                                                                     \
+        return dot_tile<1>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                   \
+      case 2:                                                                                     \
+        return dot_tile<2>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                   \
+      case 3:                                                                                     \
+        return dot_tile<3>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                   \
+      case 4:                                                                                     \
+        return dot_tile<4>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                   \
+      default:                                                                                    \
+        return dot_tile<MR>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                  \
+    }                                                                                             \
+  }                                                                                               \
+  extern const KernelF16 name##_kernel = {#name,   level,   nullptr, pack,    0,       nullptr,   \
+                                          nullptr, nullptr, nullptr, feature, nullptr, 0,         \
+                                          0,       0,       name,    MR,      NR};
 
 #endif  // ATTNSCORE_TILE_BF16DOT_HPP
