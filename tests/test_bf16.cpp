@@ -324,13 +324,14 @@ TEST_CASE("bf16 dot product: opt-in, within the bound, subnormals flushed, else 
     }
   }
   // Subnormals: a subnormal input (2^-133) and a subnormal sum (2^-64 * 2^-64 = 2^-128) are 0
-  // under the dot product; the default path keeps both.
+  // under the dot product; the default path keeps both where the FP mode does.
   const std::uint16_t sub[4] = {0x0001, 0x0001, 0x0001, 0x0001}, one[4] = {0x3f80, 0, 0, 0},
                       tiny[4] = {0x1f80, 0, 0, 0};
   for (const auto &qk : {std::make_pair(sub, one), std::make_pair(tiny, tiny)}) {
     const float d_s = attend(1, 1, 4, qk.first, qk.second, 0, 1.0f)[0];
     const float x_s = attend(1, 1, 4, qk.first, qk.second, ATTNSCORE_ATTN_BF16_DOT, 1.0f)[0];
-    CHECK(d_s > 0.0f);
+    // (armv7 NEON flushes subnormals in the default mode too: no dot product there.)
+    if (avail) CHECK(d_s > 0.0f);
     CHECK(x_s == (avail ? 0.0f : d_s));
   }
 }
