@@ -21,6 +21,20 @@ attnscore_status check_convert(std::size_t n, const void *src, std::size_t src_e
   return ATTNSCORE_OK;
 }
 
+// Both 16-bit BLAS-style calls: the f32 call's checks (2-byte elements), then the driver with
+// the format's kernel row, chosen only once the arguments are good.
+attnscore_status scores_16(const KernelF16 &(*kernel)() noexcept, std::size_t n_q, std::size_t n_k,
+                           std::size_t d, const std::uint16_t *q, std::size_t ldq,
+                           const std::uint16_t *k, std::size_t ldk, float *s, std::size_t lds,
+                           float scale) noexcept {
+  const attnscore_status st = check_scores(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale,
+                                           sizeof(std::uint16_t), sizeof(float));
+  if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
+  if (scale == 0.0f) scale = attnscore_default_scale(d);
+  run_f16(kernel(), n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
+  return ATTNSCORE_OK;
+}
+
 }  // namespace
 }  // namespace attnscore
 
@@ -31,23 +45,13 @@ extern "C" {
 attnscore_status attnscore_scores_f16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
                                       size_t ldq, const uint16_t *k, size_t ldk, float *s,
                                       size_t lds, float scale) {
-  const attnscore_status st = check_scores(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale,
-                                           sizeof(std::uint16_t), sizeof(float));
-  if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
-  if (scale == 0.0f) scale = attnscore_default_scale(d);
-  run_f16(active_kernel_f16(), n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
-  return ATTNSCORE_OK;
+  return scores_16(active_kernel_f16, n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
 }
 
 attnscore_status attnscore_scores_bf16(size_t n_q, size_t n_k, size_t d, const uint16_t *q,
                                        size_t ldq, const uint16_t *k, size_t ldk, float *s,
                                        size_t lds, float scale) {
-  const attnscore_status st = check_scores(n_q, n_k, d, q, ldq, k, ldk, s, lds, scale,
-                                           sizeof(std::uint16_t), sizeof(float));
-  if (st != ATTNSCORE_OK || n_q == 0 || n_k == 0) return st;
-  if (scale == 0.0f) scale = attnscore_default_scale(d);
-  run_bf16(active_kernel_bf16(), n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
-  return ATTNSCORE_OK;
+  return scores_16(active_kernel_bf16, n_q, n_k, d, q, ldq, k, ldk, s, lds, scale);
 }
 
 attnscore_status attnscore_convert(size_t n, attnscore_dtype src_dtype, const void *src,
