@@ -43,7 +43,7 @@ TEST_CASE("cache: bytes, init, append, truncate and size statuses in their order
     CHECK(attnscore_cache_bytes(&s) == 0);
     s = shape, s.d = 0;
     CHECK(attnscore_cache_bytes(&s) == 0);
-    s = shape, s.kind = static_cast<attnscore_cache_kind>(1);
+    s = shape, s.kind = static_cast<attnscore_cache_kind>(2);  // keys 0 and values 1 exist
     CHECK(attnscore_cache_bytes(&s) == 0);
     s = shape, s.dtype = static_cast<attnscore_dtype>(4);
     CHECK(attnscore_cache_bytes(&s) == 0);

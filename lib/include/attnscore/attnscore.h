@@ -70,10 +70,13 @@ typedef enum attnscore_status {
   ATTNSCORE_ERR_BAD_FLAGS = 24,
   ATTNSCORE_ERR_SYSTEM = 25, /**< the system refused a thread or memory (pool creation) */
   ATTNSCORE_ERR_ROW_TOO_LONG =
-      26, /**< f16 softmax output: n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS */
+      26, /**< f16 softmax output: n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS; attention output:
+           * dv > ATTNSCORE_ATTN_OUT_MAX_DV */
   /** attention: K's dtype (or the key cache's) is not Q's; attnscore_cache_append: the tensor's
    * dtype is not the cache's */
   ATTNSCORE_ERR_DTYPE_MISMATCH = 27,
+  /** attnscore_attention_output: a sink logit NaN or +Inf (-Inf is no sink) */
+  ATTNSCORE_ERR_BAD_SINK = 28,
   ATTNSCORE_STATUS_MAX_ENUM = 0x7fffffff /**< not a status: makes every int value a valid one */
 } attnscore_status;
 
@@ -321,7 +324,8 @@ typedef struct attnscore_output {
 
 /** What a cache holds (attnscore_cache_shape.kind). */
 typedef enum attnscore_cache_kind {
-  ATTNSCORE_CACHE_KEYS = 0, /**< keys, in the layout the scores kernels read */
+  ATTNSCORE_CACHE_KEYS = 0,   /**< keys, in the layout the scores kernels read */
+  ATTNSCORE_CACHE_VALUES = 1, /**< values, rows of d (the value dimension) as P.V reads them */
   ATTNSCORE_CACHE_KIND_MAX_ENUM = 0x7fffffff
 } attnscore_cache_kind;
 
@@ -412,6 +416,20 @@ typedef struct attnscore_attention_desc {
   unsigned flags;                 /**< ATTNSCORE_ATTN_* bits */
   size_t pos_offset;              /**< position of query row 0 (used by the masks) */
   size_t window;                  /**< keys seen under ATTNSCORE_MASK_WINDOW (>= 1) */
+  /* The attention output (read by attnscore_attention_output only; attnscore_attention ignores
+   * these, and attnscore_attention_output ignores s). */
+  size_t dv;                      /**< the value dimension (0: d) */
+  attnscore_tensor v;             /**< heads_kv x n_k x dv, any dtype (s8 with its scales) */
+  const attnscore_cache *v_cache; /**< V from a cache of kind ATTNSCORE_CACHE_VALUES, or NULL */
+  attnscore_output o;             /**< heads_q x n_q x dv, f32 or f16 */
+  /** NULL, or heads_q x n_q floats, element (h, i) at lse[h * lse_head_stride + i *
+   * lse_row_stride]: each row's log-sum-exp, ln(sum over visible keys of e^s + e^sink), -Inf
+   * for a row with no visible key and no sink */
+  float *lse;
+  size_t lse_head_stride, lse_row_stride;
+  /** NULL, or one logit per query head (attention sinks): e^sink joins each row's denominator
+   * and adds no value; -Inf is no sink */
+  const float *sinks;
 } attnscore_attention_desc;
 
 /** A descriptor of dense head-major tensors of one dtype (Q and K rows of d, S rows of n_k, f32
@@ -431,6 +449,32 @@ attnscore_attention_desc attnscore_attention_dense(attnscore_dtype dtype, size_t
  */
 attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
                                      const attnscore_parallel *par);
+
+/** The largest value dimension attnscore_attention_output takes (a row's f32 output is held on
+ * the stack). */
+#define ATTNSCORE_ATTN_OUT_MAX_DV 4096
+
+/**
+ * The attention output for every head of a layer, S never in memory:
+ *   O[h][i] = sum_j w_j V[h / g][j] / (e^(sink_h - m) + sum_j w_j),  w_j = e^(S[h][i][j] - m),
+ * over the keys j that row i sees, m the row's largest score, S[h][i][j] as attnscore_attention
+ * makes it before any softmax (the scale, then the softcap; ATTNSCORE_ATTN_SOFTMAX is implied
+ * and its flag bit ignored). Keys are taken in chunks of ATTNSCORE_ATTN_CHUNK_KEYS (rounded up to
+ * the kernel's panel width) from key 0, each chunk's weights and weighted sum made against the
+ * chunk's own maximum, then merged into the row in chunk order (online softmax), so a row's
+ * result depends on the shape and the level only: bit-identical for any thread count and split.
+ * A row with no visible key gets O = 0 (lse -Inf, or the sink). V is converted to f32 (s8: each
+ * value q * scale rounded once) and summed in f32. The accuracy bound is in docs/contract.md.
+ * Memory: no allocation; at most about 80 KiB of stack per task beside the scores path's.
+ * @return the checks of attnscore_attention without those of S, then those of V, O, lse and
+ *         sinks (the order is written above); nothing written on error. n_k == 0 is a no-op.
+ */
+attnscore_status attnscore_attention_output(const attnscore_attention_desc *desc,
+                                            const attnscore_parallel *par);
+
+/** Keys per chunk of attnscore_attention_output's online softmax (before rounding up to the
+ * kernel's panel width). */
+#define ATTNSCORE_ATTN_CHUNK_KEYS 256
 
 /** 1 if the option bit `flag` takes its own path now (this build, this CPU, the cap in force):
  * ATTNSCORE_ATTN_F16_ACCUMULATE accumulates in binary16; ATTNSCORE_ATTN_BF16_DOT runs the bf16

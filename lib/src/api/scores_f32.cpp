@@ -25,7 +25,7 @@ const char *attnscore_status_string(attnscore_status status_in) {
     return "a quantization scale is NaN, infinite or subnormal";
   if (v == ATTNSCORE_ERR_DIM_TOO_LARGE) return "d is larger than the int8 path accepts";
   if (v == ATTNSCORE_ERR_NOT_FINITE) return "a value to quantize is NaN or infinite";
-  if (v < 0 || v > ATTNSCORE_ERR_DTYPE_MISMATCH) return "unknown attnscore status";
+  if (v < 0 || v > ATTNSCORE_ERR_BAD_SINK) return "unknown attnscore status";
   switch (static_cast<attnscore_status>(v)) {
     case ATTNSCORE_OK:
       return "success";
@@ -72,7 +72,10 @@ const char *attnscore_status_string(attnscore_status status_in) {
     case ATTNSCORE_ERR_SYSTEM:
       return "the system refused a thread or memory";
     case ATTNSCORE_ERR_ROW_TOO_LONG:
-      return "f16 softmax output: more keys than ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS";
+      return "f16 softmax output: more keys than ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS; attention "
+             "output: dv above ATTNSCORE_ATTN_OUT_MAX_DV";
+    case ATTNSCORE_ERR_BAD_SINK:
+      return "an attention sink logit is NaN or +Inf";
     case ATTNSCORE_ERR_DTYPE_MISMATCH:
       return "Q and K (or the cache) are of different dtypes";
     case ATTNSCORE_ERR_BAD_SCALE_COUNT:

@@ -37,6 +37,29 @@
 
 namespace attnscore {
 
+// The attention output's operands (attnscore_attention_output, checked): V as f32 rows (f32 V
+// read in place; f16 and bf16 widened by to_f32, s8 dequantized, a block at a time), O, the
+// log-sum-exp and the sinks, and the level's exp_sum and pv.
+struct OutputSpec {
+  std::size_t dv = 0;
+  int v_dtype = 0;
+  const void *v = nullptr;
+  std::size_t vhs = 0, vrs = 0;    // V head and row strides (elements)
+  const float *v_scale = nullptr;  // s8 V: per key (vsrs 1) or per head (vsrs 0)
+  std::size_t vshs = 0, vsrs = 0;
+#if ATTNSCORE_HAVE_F16
+  ToF32Fn v_to_f32 = nullptr;  // f16 or bf16 V
+  ToF16Fn narrow = nullptr;    // f16 O
+#endif
+  void *o = nullptr;
+  bool o_f16 = false;
+  std::size_t ohs = 0, ors = 0;
+  float *lse = nullptr;
+  std::size_t lhs = 0, lrs = 0;
+  const float *sinks = nullptr;
+  const SoftmaxF32 *row = nullptr;
+};
+
 // A checked call in the driver's terms: shapes, S (f32) and what finishes its rows.
 struct Problem {
   std::size_t heads_q = 1, heads_kv = 1, n_q = 0, n_k = 0, d = 0;
@@ -52,6 +75,8 @@ struct Problem {
   std::uint16_t *s16 = nullptr;
   ToF16Fn to_f16 = nullptr;
 #endif
+  // The attention output instead of S (s null): output.cpp.
+  const OutputSpec *out = nullptr;
 
   bool finishes() const noexcept { return mask != 0 || softcap != 0.0f || softmax != nullptr; }
 
@@ -205,6 +230,10 @@ void drive_parallel(const E &e, const Problem &p, const attnscore_parallel *par)
       AnyEngine{&e, &drive_at<E>, decoding, e.mr(), e.key_unit(decoding), e.key_unit(false)}, p,
       par);
 }
+
+// The attention output of p.out on the engine (output.cpp): online softmax over chunks of keys
+// whose scores the engine makes into a stack block; tasks over (KV head, heads, rows) blocks.
+void run_output(const AnyEngine &e, const Problem &p, const attnscore_parallel *par) noexcept;
 
 struct CacheCore;
 

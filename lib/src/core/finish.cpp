@@ -58,24 +58,35 @@ inline float exp_np(float x) noexcept {
 
 float exp_nonpositive(float x) noexcept { return exp_np(x); }
 
+namespace {
+
+// Eight partial sums: the loops vectorize; the summation error grows with n / 8.
+float exp_sum_portable(float *row, std::size_t n, float m) noexcept {
+  constexpr std::size_t L = 8;
+  float part[L] = {};
+  for (std::size_t j = 0; j < n; ++j) row[j] = exp_np(row[j] - m);
+  std::size_t j = 0;
+  for (; j + L <= n; j += L)
+    for (std::size_t l = 0; l < L; ++l) part[l] += row[j + l];
+  for (std::size_t l = 0; j < n; ++j, ++l) part[l] += row[j];
+  return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+}
+
+}  // namespace
+
 void softmax_span_portable(float *row, std::size_t n) noexcept {
   const float inf = std::numeric_limits<float>::infinity();
-  // Eight partial maxima and sums: the loops vectorize; the summation error grows with n / 8.
+  // Eight partial maxima: the loops vectorize.
   constexpr std::size_t L = 8;
-  float mx[L], part[L];
-  for (std::size_t l = 0; l < L; ++l) mx[l] = -inf, part[l] = 0.0f;
+  float mx[L];
+  for (std::size_t l = 0; l < L; ++l) mx[l] = -inf;
   std::size_t j = 0;
   for (; j + L <= n; j += L)
     for (std::size_t l = 0; l < L; ++l) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];
   for (std::size_t l = 0; j < n; ++j, ++l) mx[l] = row[j] > mx[l] ? row[j] : mx[l];
   float m = mx[0];
   for (std::size_t l = 1; l < L; ++l) m = mx[l] > m ? mx[l] : m;
-  for (j = 0; j < n; ++j) row[j] = exp_np(row[j] - m);
-  for (j = 0; j + L <= n; j += L)
-    for (std::size_t l = 0; l < L; ++l) part[l] += row[j + l];
-  for (std::size_t l = 0; j < n; ++j, ++l) part[l] += row[j];
-  const float sum =
-      ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  const float sum = exp_sum_portable(row, n, m);
   if (!(sum >= 1.0f)) {
     // NaN: a NaN score, a +Inf max (Inf - Inf) or every score -Inf (-Inf + Inf). The max gives
     // e^0 = 1 otherwise. No weights, as the unfused steps would give: NaN over the visible keys.
@@ -86,7 +97,20 @@ void softmax_span_portable(float *row, std::size_t n) noexcept {
   for (j = 0; j < n; ++j) row[j] *= inv;
 }
 
-SoftmaxSpanFn softmax_for(attnscore_level level) noexcept {
+namespace {
+
+void pv_portable(std::size_t n, std::size_t dv, const float *w, const float *v, std::size_t ldv,
+                 float *t) noexcept {
+  for (std::size_t j = 0; j < n; ++j)
+    for (std::size_t x = 0; x < dv; ++x) t[x] += w[j] * v[j * ldv + x];
+}
+
+const SoftmaxF32 kPortableRow = {"softmax_f32__portable", ATTNSCORE_LEVEL_SCALAR,
+                                 softmax_span_portable, exp_sum_portable, pv_portable};
+
+}  // namespace
+
+const SoftmaxF32 &softmax_row_for(attnscore_level level) noexcept {
   static const SoftmaxF32 *const kRows[] = {
 #if ATTNSCORE_HAVE_AVX512
     &softmax_f32__avx512_row,
@@ -100,20 +124,24 @@ SoftmaxSpanFn softmax_for(attnscore_level level) noexcept {
     nullptr
   };
   for (const SoftmaxF32 *row : kRows)
-    if (row != nullptr && row->level == level) return row->fn;
-  return softmax_span_portable;
+    if (row != nullptr && row->level == level) return *row;
+  return kPortableRow;
+}
+
+SoftmaxSpanFn softmax_for(attnscore_level level) noexcept { return softmax_row_for(level).fn; }
+
+void softcap_span(float *row, std::size_t n, float c) noexcept {
+  // Where |s / c| < 2^-12, tanh(x) = x within 2^-25 relatively: s is the softcapped value, and
+  // computing s / c there could lose its bits to the subnormal range (a tiny s, a huge c).
+  const float small = c * 0x1p-12f;
+  for (std::size_t j = 0; j < n; ++j)
+    if (!(std::fabs(row[j]) < small)) row[j] = c * std::tanh(row[j] / c);
 }
 
 void finish_row(float *row, std::size_t n_k, Span sp, float softcap,
                 SoftmaxSpanFn softmax) noexcept {
   const float inf = std::numeric_limits<float>::infinity();
-  if (softcap != 0.0f) {
-    // Where |s / c| < 2^-12, tanh(x) = x within 2^-25 relatively: s is the softcapped value, and
-    // computing s / c there could lose its bits to the subnormal range (a tiny s, a huge c).
-    const float small = softcap * 0x1p-12f;
-    for (std::size_t j = sp.lo; j < sp.hi; ++j)
-      if (!(std::fabs(row[j]) < small)) row[j] = softcap * std::tanh(row[j] / softcap);
-  }
+  if (softcap != 0.0f) softcap_span(row + sp.lo, sp.hi - sp.lo, softcap);
   if (softmax == nullptr) {
     for (std::size_t j = 0; j < sp.lo; ++j) row[j] = -inf;
     for (std::size_t j = sp.hi; j < n_k; ++j) row[j] = -inf;

@@ -21,11 +21,18 @@ float exp_nonpositive(float x) noexcept;
 
 // A level's softmax of one row's visible scores, row[0 .. n), n >= 1, in place (arch/
 // softmax_f32_<level>.cpp, from softmax_f32.hpp); levels without one use the portable loop.
+// The attention output's steps of the same level: exp_sum makes row[j] = e^(row[j] - m) and
+// returns their sum; pv adds sum_j w[j] * v[j * ldv + x] to t[x] (x < dv) in j order.
 using SoftmaxSpanFn = void (*)(float *row, std::size_t n) noexcept;
+using ExpSumFn = float (*)(float *row, std::size_t n, float m) noexcept;
+using PvF32Fn = void (*)(std::size_t n, std::size_t dv, const float *w, const float *v,
+                         std::size_t ldv, float *t) noexcept;
 struct SoftmaxF32 {
   const char *name;
   attnscore_level level;
   SoftmaxSpanFn fn;
+  ExpSumFn exp_sum;
+  PvF32Fn pv;
 };
 #if ATTNSCORE_HAVE_AVX2
 extern const SoftmaxF32 softmax_f32__avx2_row;
@@ -43,6 +50,12 @@ void softmax_span_portable(float *row, std::size_t n) noexcept;
 
 // The softmax for a kernel's level.
 SoftmaxSpanFn softmax_for(attnscore_level level) noexcept;
+
+// The softmax row of a kernel's level (the portable one where the level has none).
+const SoftmaxF32 &softmax_row_for(attnscore_level level) noexcept;
+
+// The softcap c * tanh(s / c) on row[0 .. n) in place (c > 0).
+void softcap_span(float *row, std::size_t n, float c) noexcept;
 
 // One row of raw scores made final: the softcap on the keys [lo, hi), then -Inf outside them,
 // or the softmax (by `softmax`, or none when null) over them and 0 outside (all zeros for an

@@ -16,7 +16,7 @@
 namespace attnscore {
 namespace {
 
-constexpr std::uint64_t kCacheMagic = 0x6b63616368650000ull;  // "kcache" + dtype
+constexpr std::uint64_t kCacheMagic = 0x6b63616368650000ull;  // "kcache" + kind * 256 + dtype
 
 std::uintptr_t align_up(std::uintptr_t p, std::uintptr_t a) noexcept {
   return (p + a - 1) & ~(a - 1);
@@ -30,10 +30,19 @@ struct Layout {
   std::size_t total;  // bytes the caller provides: the regions, the header and alignment slack
 };
 
-bool layout(attnscore_dtype dtype, std::size_t heads, std::size_t capacity, std::size_t d,
-            Layout *l) noexcept {
+bool layout(attnscore_cache_kind kind, attnscore_dtype dtype, std::size_t heads,
+            std::size_t capacity, std::size_t d, Layout *l) noexcept {
   l->kg = 1, l->chunks = 0;
-  if (dtype == ATTNSCORE_DTYPE_F32) {
+  const bool s8 = dtype == ATTNSCORE_DTYPE_S8;
+  if (kind == ATTNSCORE_CACHE_VALUES) {
+    // Rows as attnscore_attention_output reads them: no kernel, one row per "panel".
+    if (!(dtype == ATTNSCORE_DTYPE_F32 ||
+          (ATTNSCORE_HAVE_F16 && (dtype == ATTNSCORE_DTYPE_F16 || dtype == ATTNSCORE_DTYPE_BF16)) ||
+          (ATTNSCORE_HAVE_S8 && s8)))
+      return false;
+    l->kernel = nullptr, l->nr = 1;
+    l->elem = dtype == ATTNSCORE_DTYPE_F32 ? sizeof(float) : s8 ? 1 : sizeof(std::uint16_t);
+  } else if (dtype == ATTNSCORE_DTYPE_F32) {
     l->kernel = &active_kernel_f32(), l->nr = active_kernel_f32().nr, l->elem = sizeof(float);
 #if ATTNSCORE_HAVE_F16
   } else if (dtype == ATTNSCORE_DTYPE_F16) {
@@ -59,7 +68,7 @@ bool layout(attnscore_dtype dtype, std::size_t heads, std::size_t capacity, std:
       __builtin_mul_overflow(l->nr * l->elem, row, &l->panel_bytes) ||
       __builtin_mul_overflow(all, l->panel_bytes, &panels) ||
       __builtin_mul_overflow(all * l->chunks, l->nr * sizeof(std::int32_t), &sums) ||
-      __builtin_mul_overflow(l->chunks != 0 ? all : 0, l->nr * sizeof(float), &scales))
+      __builtin_mul_overflow(s8 ? all : 0, l->nr * sizeof(float), &scales))
     return false;
   // The header, then each region 64 bytes aligned (slack for the header's own alignment too).
   l->panels_bytes = panels, l->sums_bytes = sums, l->scales_bytes = scales;
@@ -68,15 +77,15 @@ bool layout(attnscore_dtype dtype, std::size_t heads, std::size_t capacity, std:
          !__builtin_add_overflow(n, sizeof(CacheCore) + alignof(CacheCore) + 3 * 64, &l->total);
 }
 
-constexpr std::uint64_t magic_of(attnscore_dtype dtype) noexcept {
-  return kCacheMagic + static_cast<std::uint64_t>(dtype);
+constexpr std::uint64_t magic_of(attnscore_cache_kind kind, attnscore_dtype dtype) noexcept {
+  return kCacheMagic + static_cast<std::uint64_t>(kind) * 256 + static_cast<std::uint64_t>(dtype);
 }
 
 // Appends n keys of every KV head: key i of head h at k + (h * khs + i * krs) elements, its scale
 // (int8) at ks[h * kshs + i]. Checks in the documented order, nothing written on error.
 attnscore_status cache_append(CacheCore *c, std::size_t n, const void *k, std::size_t khs,
                               std::size_t krs, const float *ks, std::size_t kshs) noexcept {
-  const bool s8 = c->chunks != 0;
+  const bool s8 = c->dtype == ATTNSCORE_DTYPE_S8;
   if (n == 0) return ATTNSCORE_OK;
   if (k == nullptr || (s8 && ks == nullptr)) return ATTNSCORE_ERR_NULL_POINTER;
   if (krs < c->d) return ATTNSCORE_ERR_BAD_LDK;
@@ -113,7 +122,7 @@ attnscore_status cache_append(CacheCore *c, std::size_t n, const void *k, std::s
       if (s8) {
         const auto *kq = reinterpret_cast<const std::int8_t *>(key);
         std::int32_t *sums = c->sums + (h * P + p) * c->chunks * nr + jj;
-        for (std::size_t t = 0; t < d; ++t) sums[t / kS8Chunk * nr] += kq[t];
+        for (std::size_t t = 0; c->chunks != 0 && t < d; ++t) sums[t / kS8Chunk * nr] += kq[t];
         c->scales[h * P * nr + j] = ks[h * kshs + i];
       }
     }
@@ -135,14 +144,15 @@ void cache_truncate(CacheCore *c, std::size_t size) noexcept {
         std::memset(panel + (((t / kg) * nr + jj) * kg + t % kg) * c->elem, 0, c->elem);
       for (std::size_t ch = 0; ch < c->chunks; ++ch)
         c->sums[((h * P + p) * c->chunks + ch) * nr + jj] = 0;
-      if (c->chunks != 0) c->scales[(h * P + p) * nr + jj] = 0.0f;
+      if (c->dtype == ATTNSCORE_DTYPE_S8) c->scales[(h * P + p) * nr + jj] = 0.0f;
     }
   }
   c->size = size;
 }
 
 bool shape_ok(const attnscore_cache_shape *shape) noexcept {
-  return shape != nullptr && enum_int(shape->kind) == ATTNSCORE_CACHE_KEYS;
+  return shape != nullptr && (enum_int(shape->kind) == ATTNSCORE_CACHE_KEYS ||
+                              enum_int(shape->kind) == ATTNSCORE_CACHE_VALUES);
 }
 
 }  // namespace
@@ -152,7 +162,10 @@ const CacheCore *cache_core(const attnscore_cache *cache) noexcept {
   if (cache == nullptr || reinterpret_cast<std::uintptr_t>(cache) % alignof(CacheCore) != 0)
     return nullptr;
   const CacheCore *c = &cache->core;
-  return c->magic == kCacheMagic + static_cast<std::uint64_t>(enum_int(c->dtype)) ? c : nullptr;
+  return c->magic == kCacheMagic + static_cast<std::uint64_t>(enum_int(c->kind)) * 256 +
+                         static_cast<std::uint64_t>(enum_int(c->dtype))
+             ? c
+             : nullptr;
 }
 
 }  // namespace attnscore
@@ -165,7 +178,8 @@ size_t attnscore_cache_bytes(const attnscore_cache_shape *shape) {
   Layout l;
   if (!shape_ok(shape) || shape->heads == 0 || shape->capacity == 0 || shape->d == 0 ||
       (enum_int(shape->dtype) == ATTNSCORE_DTYPE_S8 && shape->d > ATTNSCORE_S8_MAX_D) ||
-      !layout(static_cast<attnscore_dtype>(enum_int(shape->dtype)), shape->heads, shape->capacity,
+      !layout(static_cast<attnscore_cache_kind>(enum_int(shape->kind)),
+              static_cast<attnscore_dtype>(enum_int(shape->dtype)), shape->heads, shape->capacity,
               shape->d, &l))
     return 0;
   return l.total;
@@ -186,7 +200,8 @@ attnscore_status attnscore_cache_init(void *mem, size_t bytes,
   if (dtype == ATTNSCORE_DTYPE_S8 && shape.d > ATTNSCORE_S8_MAX_D)
     return ATTNSCORE_ERR_DIM_TOO_LARGE;
   Layout l;
-  if (!layout(dtype, shape.heads, shape.capacity, shape.d, &l)) {
+  const auto kind = static_cast<attnscore_cache_kind>(enum_int(shape.kind));
+  if (!layout(kind, dtype, shape.heads, shape.capacity, shape.d, &l)) {
     // layout() also refuses a dtype this build leaves out.
     if (((dtype == ATTNSCORE_DTYPE_F16 || dtype == ATTNSCORE_DTYPE_BF16) && !ATTNSCORE_HAVE_F16) ||
         (dtype == ATTNSCORE_DTYPE_S8 && !ATTNSCORE_HAVE_S8))
@@ -199,7 +214,8 @@ attnscore_status attnscore_cache_init(void *mem, size_t bytes,
   const std::uintptr_t sums = align_up(panels + l.panels_bytes, 64);
   const std::uintptr_t scales = align_up(sums + l.sums_bytes, 64);
   auto *h = reinterpret_cast<attnscore_cache *>(at);
-  h->core = {magic_of(dtype),
+  h->core = {magic_of(kind, dtype),
+             kind,
              dtype,
              l.kernel,
              shape.heads,
@@ -229,7 +245,8 @@ attnscore_status attnscore_cache_append(attnscore_cache *cache, size_t n,
   if (src_in == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
   const attnscore_tensor src = *src_in;
   if (enum_int(src.dtype) != c->dtype) return ATTNSCORE_ERR_DTYPE_MISMATCH;
-  if (c->chunks != 0 && src.scale_row_stride != 1) return ATTNSCORE_ERR_BAD_SCALE_COUNT;
+  if (c->dtype == ATTNSCORE_DTYPE_S8 && src.scale_row_stride != 1)
+    return ATTNSCORE_ERR_BAD_SCALE_COUNT;
   return cache_append(c, n, src.data, src.head_stride, src.row_stride, src.scale,
                       src.scale_head_stride);
 }

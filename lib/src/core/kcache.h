@@ -11,11 +11,13 @@
 namespace attnscore {
 
 // Lives at the start of the caller's memory (aligned up); each region follows at 64 bytes:
-// panels (heads x P panels of panel_bytes), then for int8 the sums (heads x P x chunks x NR) and
-// the scales (heads x P x NR).
+// panels (heads x P panels of panel_bytes), then for int8 the sums (heads x P x chunks x NR; keys
+// only) and the scales (heads x P x NR). A value cache is the same with NR = 1 and no kernel:
+// each head's rows of d elements one after another, and no sums.
 struct CacheCore {
-  std::uint64_t magic;    // a marker + dtype
-  attnscore_dtype dtype;  // f32, f16 or s8
+  std::uint64_t magic;  // a marker + kind + dtype
+  attnscore_cache_kind kind;
+  attnscore_dtype dtype;  // f32, f16, bf16 or s8
   const void *kernel;     // the dtype's kernel row chosen at init
   std::size_t heads, d, capacity, size;
   std::size_t nr, kg, elem;  // panel width, dims per group (1 for floats), element bytes

@@ -38,6 +38,31 @@ inline xsimd::batch<float, Arch> exp_nonpositive(xsimd::batch<float, Arch> x) no
   return xsimd::select(x < B(-87.0f), B(0.0f), xsimd::select(in_range, y, x));
 }
 
+// row[j] = e^(row[j] - m) for j < n, m >= every row[j]; returns their sum: W lane sums in j
+// order, the lanes added in order, then the tail (so the bits depend on n and the level only).
+template <class Arch>
+inline float exp_sum(float *row, std::size_t n, float m) noexcept {
+  using B = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = B::size;
+  const B bm(m);
+  B vs(0.0f);
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) {
+    const B e = exp_nonpositive<Arch>(B::load_unaligned(row + j) - bm);
+    e.store_unaligned(row + j);
+    vs = vs + e;
+  }
+  alignas(64) float lanes[W];
+  vs.store_aligned(lanes);
+  float sum = 0.0f;
+  for (std::size_t l = 0; l < W; ++l) sum += lanes[l];
+  for (; j < n; ++j) {
+    row[j] = attnscore::exp_nonpositive(row[j] - m);
+    sum += row[j];
+  }
+  return sum;
+}
+
 // Softmax of row[0 .. n), n >= 1, in place; see finish_row for the NaN cases.
 template <class Arch>
 inline void span(float *row, std::size_t n) noexcept {
@@ -55,20 +80,7 @@ inline void span(float *row, std::size_t n) noexcept {
   float m = -inf;
   for (std::size_t l = 0; l < W; ++l) m = lanes[l] > m ? lanes[l] : m;
   for (std::size_t t = j; t < n; ++t) m = row[t] > m ? row[t] : m;
-  const B bm(m);
-  B vs(0.0f);
-  for (j = 0; j + W <= n; j += W) {
-    const B e = exp_nonpositive<Arch>(B::load_unaligned(row + j) - bm);
-    e.store_unaligned(row + j);
-    vs = vs + e;
-  }
-  vs.store_aligned(lanes);
-  float sum = 0.0f;
-  for (std::size_t l = 0; l < W; ++l) sum += lanes[l];
-  for (; j < n; ++j) {
-    row[j] = attnscore::exp_nonpositive(row[j] - m);
-    sum += row[j];
-  }
+  const float sum = exp_sum<Arch>(row, n, m);
   if (!(sum >= 1.0f)) {
     for (j = 0; j < n; ++j) row[j] = std::numeric_limits<float>::quiet_NaN();
     return;
@@ -79,14 +91,58 @@ inline void span(float *row, std::size_t n) noexcept {
   for (; j < n; ++j) row[j] *= inv;
 }
 
+// t[x] += sum_j w[j] * v[j * ldv + x] for x < dv, j < n: one fused multiply-add per j in j
+// order from t (a multiply and an add where the arch has no FMA), four vectors of dims at a
+// time so each broadcast weight feeds four FMAs.
+template <class Arch>
+inline void pv(std::size_t n, std::size_t dv, const float *w, const float *v, std::size_t ldv,
+               float *t) noexcept {
+  using B = xsimd::batch<float, Arch>;
+  constexpr std::size_t W = B::size;
+  std::size_t x = 0;
+  for (; x + 4 * W <= dv; x += 4 * W) {
+    B t0 = B::load_unaligned(t + x), t1 = B::load_unaligned(t + x + W);
+    B t2 = B::load_unaligned(t + x + 2 * W), t3 = B::load_unaligned(t + x + 3 * W);
+    for (std::size_t j = 0; j < n; ++j) {
+      const B wj(w[j]);
+      const float *r = v + j * ldv + x;
+      t0 = xsimd::fma(wj, B::load_unaligned(r), t0);
+      t1 = xsimd::fma(wj, B::load_unaligned(r + W), t1);
+      t2 = xsimd::fma(wj, B::load_unaligned(r + 2 * W), t2);
+      t3 = xsimd::fma(wj, B::load_unaligned(r + 3 * W), t3);
+    }
+    t0.store_unaligned(t + x), t1.store_unaligned(t + x + W);
+    t2.store_unaligned(t + x + 2 * W), t3.store_unaligned(t + x + 3 * W);
+  }
+  for (; x + W <= dv; x += W) {
+    B t0 = B::load_unaligned(t + x);
+    for (std::size_t j = 0; j < n; ++j)
+      t0 = xsimd::fma(B(w[j]), B::load_unaligned(v + j * ldv + x), t0);
+    t0.store_unaligned(t + x);
+  }
+  for (; x < dv; ++x) {
+    float a = t[x];
+    for (std::size_t j = 0; j < n; ++j) a += w[j] * v[j * ldv + x];
+    t[x] = a;
+  }
+}
+
 }  // namespace softmax
 }  // namespace attnscore
 
-// Defines a level's softmax `name` and its table row `name_row` (declared in attention.h).
-#define ATTNSCORE_DEFINE_SOFTMAX_F32(name, level, Arch)                  \
-  ATTNSCORE_KERNEL_ENTRY void name(float *row, std::size_t n) noexcept { \
-    softmax::span<Arch>(row, n);                                         \
-  }                                                                      \
-  extern const SoftmaxF32 name##_row = {#name, level, name};
+// Defines a level's softmax `name`, its exp_sum and pv, and its table row `name_row` (declared
+// in finish.h).
+#define ATTNSCORE_DEFINE_SOFTMAX_F32(name, level, Arch)                                       \
+  ATTNSCORE_KERNEL_ENTRY void name(float *row, std::size_t n) noexcept {                      \
+    softmax::span<Arch>(row, n);                                                              \
+  }                                                                                           \
+  ATTNSCORE_KERNEL_ENTRY float name##_exp_sum(float *row, std::size_t n, float m) noexcept {  \
+    return softmax::exp_sum<Arch>(row, n, m);                                                 \
+  }                                                                                           \
+  ATTNSCORE_KERNEL_ENTRY void name##_pv(std::size_t n, std::size_t dv, const float *w,        \
+                                        const float *v, std::size_t ldv, float *t) noexcept { \
+    softmax::pv<Arch>(n, dv, w, v, ldv, t);                                                   \
+  }                                                                                           \
+  extern const SoftmaxF32 name##_row = {#name, level, name, name##_exp_sum, name##_pv};
 
 #endif  // ATTNSCORE_SOFTMAX_F32_HPP
