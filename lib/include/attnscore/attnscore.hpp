@@ -241,8 +241,9 @@ inline const HeadsView<const std::int8_t> &shape(const QuantizedHeadsView &v) no
 }
 
 template <class T>
-attnscore_tensor tensor(const HeadsView<const T> &v) noexcept {
-  return {v.data, DtypeOf<T>::value, v.head_stride, v.row_stride, nullptr, 0, 0};
+attnscore_tensor tensor(const HeadsView<T> &v) noexcept {
+  return {v.data, DtypeOf<std::remove_const_t<T>>::value, v.head_stride, v.row_stride, nullptr, 0,
+          0};
 }
 inline attnscore_tensor tensor(const QuantizedHeadsView &v) noexcept {
   return {v.m.data, ATTNSCORE_DTYPE_S8,  v.m.head_stride,   v.m.row_stride,
@@ -254,19 +255,20 @@ attnscore_output output(const HeadsView<T> &v) noexcept {
 }
 }  // namespace detail
 
-/// A packed KV cache of keys over caller memory (attnscore_cache): `heads` KV heads of up to
-/// `capacity` tokens of dimension d, of element type T (float, f16, bf16 or std::int8_t: the dtype
-/// is part of the type, so Q and the appended keys are checked against it at compile time).
+/// A KV cache over caller memory (attnscore_cache): `heads` KV heads of up to `capacity` tokens
+/// of dimension d, of element type T (float, f16, bf16 or std::int8_t: the dtype is part of the
+/// type, so Q and the appended rows are checked against it at compile time), holding keys
+/// (KeyCache, packed for the scores kernels) or values (ValueCache, rows for P.V).
 /// Allocation-free; not copyable (it points into the memory it was given).
-template <class T>
-class KeyCache {
+template <class T, attnscore_cache_kind Kind>
+class Cache {
   static_assert(std::is_same<T, float>::value || std::is_same<T, f16>::value ||
                     std::is_same<T, bf16>::value || std::is_same<T, std::int8_t>::value,
-                "KeyCache<T>: T is float, f16, bf16 or std::int8_t");
+                "Cache<T>: T is float, f16, bf16 or std::int8_t");
 
  public:
   /// What append() takes: HeadsView<const T>, or for int8 a QuantizedHeadsView (one scale per
-  /// key: scale_row_stride 1).
+  /// token: scale_row_stride 1).
   using Keys = detail::KeysOf<T>;
 
   /// Bytes of memory for the cache (0 on overflow or a zero argument).
@@ -275,14 +277,14 @@ class KeyCache {
     return attnscore_cache_bytes(&shape);
   }
   /// Initialises the cache in `mem`; check status() before use.
-  KeyCache(void *mem, std::size_t mem_bytes, std::size_t heads, std::size_t capacity,
-           std::size_t d) noexcept
+  Cache(void *mem, std::size_t mem_bytes, std::size_t heads, std::size_t capacity,
+        std::size_t d) noexcept
       : shape_(make_shape(heads, capacity, d)) {
     status_ = attnscore_cache_init(mem, mem_bytes, &shape_, &cache_);
     if (status_ != ATTNSCORE_OK) cache_ = nullptr;
   }
-  KeyCache(const KeyCache &) = delete;
-  KeyCache &operator=(const KeyCache &) = delete;
+  Cache(const Cache &) = delete;
+  Cache &operator=(const Cache &) = delete;
 
   /// ATTNSCORE_OK if the cache was initialised, else why not.
   Status status() const noexcept { return status_; }
@@ -317,13 +319,20 @@ class KeyCache {
  private:
   static attnscore_cache_shape make_shape(std::size_t heads, std::size_t capacity,
                                           std::size_t d) noexcept {
-    return {ATTNSCORE_CACHE_KEYS, detail::DtypeOf<T>::value, heads, capacity, d};
+    return {Kind, detail::DtypeOf<T>::value, heads, capacity, d};
   }
 
   attnscore_cache_shape shape_;
   attnscore_cache *cache_ = nullptr;
   Status status_;
 };
+
+/// Keys packed for the scores kernels (ATTNSCORE_CACHE_KEYS).
+template <class T>
+using KeyCache = Cache<T, ATTNSCORE_CACHE_KEYS>;
+/// Values as rows for attention_output (ATTNSCORE_CACHE_VALUES).
+template <class T>
+using ValueCache = Cache<T, ATTNSCORE_CACHE_VALUES>;
 
 /// The options of an attention step (see attnscore_attention_desc).
 struct AttentionOptions {
@@ -469,6 +478,68 @@ inline Status attention(const QuantizedHeadsView &q, const KeyCache<std::int8_t>
   return detail::attention(q, k, s, o, par);
 }
 ///@}
+
+/// The options of an attention output step: those of attention() (the softmax is implied, its
+/// flag ignored) and the output's own (see attnscore_attention_desc).
+struct OutputOptions : AttentionOptions {
+  /// nullptr, or each row's log-sum-exp: (h, i) at lse[h * lse_head_stride + i * lse_row_stride]
+  float *lse = nullptr;
+  std::size_t lse_head_stride = 0, lse_row_stride = 0;
+  const float *sinks = nullptr;  ///< nullptr, or one logit per query head
+};
+
+namespace detail {
+// The parts of an attention operand: a view (int8 with its scales), or a cache's tokens.
+struct Operand {
+  attnscore_tensor t{};
+  const attnscore_cache *cache = nullptr;
+  std::size_t heads = 0, rows = 0, cols = 0;
+  Status status = ATTNSCORE_OK;
+};
+template <class T>
+Operand operand(const HeadsView<T> &v) noexcept {
+  return {tensor(v), nullptr, v.heads, v.rows, v.cols};
+}
+inline Operand operand(const QuantizedHeadsView &v) noexcept {
+  return {tensor(v), nullptr, v.m.heads, v.m.rows, v.m.cols};
+}
+template <class T, attnscore_cache_kind K>
+Operand operand(const Cache<T, K> &c) noexcept {
+  attnscore_tensor t{};
+  t.dtype = DtypeOf<T>::value;
+  return {t, c.handle(), c.heads(), c.size(), c.d(), c.status()};
+}
+}  // namespace detail
+
+/// The attention output of every head (attnscore_attention_output): q: heads_q x n_q x d; k:
+/// heads_kv x n_k x d (a view of Q's element type, or a KeyCache: n_k its size); v: heads_kv x
+/// n_k x dv of any element type (a view, or a ValueCache holding at least n_k tokens); o: heads_q
+/// x n_q x dv as float or f16. ATTNSCORE_ERR_SHAPE_MISMATCH (nothing written) if the shapes
+/// disagree; a cache's or a pool's failed status; otherwise what attnscore_attention_output
+/// returns.
+template <class Q, class K, class V, class O>
+Status attention_output(const Q &q, const K &k, const V &v, const HeadsView<O> &o,
+                        const OutputOptions &opt = OutputOptions(),
+                        Parallel par = Parallel()) noexcept {
+  static_assert(std::is_same<O, float>::value || std::is_same<O, f16>::value,
+                "attention_output: O is float or f16");
+  const detail::Operand qo = detail::operand(q), ko = detail::operand(k), vo = detail::operand(v);
+  if (ko.status != ATTNSCORE_OK) return ko.status;
+  if (vo.status != ATTNSCORE_OK) return vo.status;
+  const std::size_t n_k = ko.rows;
+  if (ko.cols != qo.cols || vo.heads != ko.heads || vo.rows < n_k ||
+      (vo.cache == nullptr && vo.rows != n_k) || o.heads != qo.heads || o.rows != qo.rows ||
+      o.cols != vo.cols)
+    return ATTNSCORE_ERR_SHAPE_MISMATCH;
+  if (par.status() != ATTNSCORE_OK) return par.status();
+  attnscore_attention_desc a = detail::desc(q, ko.heads, n_k, o, opt);
+  a.s = attnscore_output{};
+  a.k = ko.t, a.k_cache = ko.cache, a.v = vo.t, a.v_cache = vo.cache, a.dv = vo.cols;
+  a.o = detail::output(o);
+  a.lse = opt.lse, a.lse_head_stride = opt.lse_head_stride, a.lse_row_stride = opt.lse_row_stride;
+  a.sinks = opt.sinks;
+  return attnscore_attention_output(&a, par.get());
+}
 
 /// Converts n values: binary16 to f32 exactly (attnscore_convert).
 inline Status convert(std::size_t n, const f16 *src, float *dst) noexcept {
