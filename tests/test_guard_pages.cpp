@@ -737,3 +737,169 @@ TEST_CASE("attention at every level: Q, K, S, scales and key caches flush agains
     }
   }
 }
+
+namespace {
+
+// The attention output's calls: Q and K as for the scores (f32, and s8 for its own V path), V of
+// every dtype raw or from a value cache, O f32 or f16, the log-sum-exp; keys past one chunk.
+constexpr std::size_t kOutK = 300, kOutDv = 24;  // V from K's pool: 2 x 300 x 24 values
+const std::size_t kOutKs[] = {1, 33, kOutK}, kOutDvs[] = {1, kOutDv};
+
+struct OutAreas {
+  GuardedArea q, k, v, v_scale, o, lse, cache;
+  explicit OutAreas(std::size_t cache_bytes)
+      : q(kHq * kMaxQ * kMaxD * sizeof(float)),
+        k(kHkv * kOutK * kMaxD * sizeof(float)),
+        v(kHkv * kOutK * kOutDv * sizeof(float)),
+        v_scale(kHkv * kOutK * sizeof(float)),
+        o(kHq * kMaxQ * kOutDv * sizeof(float)),
+        lse(kHq * kMaxQ * sizeof(float)),
+        cache(cache_bytes) {}
+};
+
+// One output call, every buffer flush against a guard: O against a double reference of the
+// softmax over the exact integer scores (V small integers: exact in every dtype; s8 V scale 1/2),
+// within 1e-5 of max |v| (f16 O: plus its rounding); the log-sum-exp likewise.
+std::string run_output(OutAreas &areas, const AttnInputs &in, attnscore_dtype v_dtype, bool v_cache,
+                       attnscore_dtype o_dtype, std::size_t threads, std::size_t n_q,
+                       std::size_t n_k, std::size_t d, std::size_t dv, unsigned mask,
+                       bool flush_end) {
+  std::snprintf(g_case, sizeof g_case,
+                "attention output: %s V (%s), %s O, par threads %zu: heads %zu/%zu n_q %zu n_k "
+                "%zu d %zu dv %zu mask %u, flush against the %s",
+                dtype_name(v_dtype), v_cache ? "value cache" : "raw", dtype_name(o_dtype), threads,
+                kHq, kHkv, n_q, n_k, d, dv, mask, flush_end ? "guard after" : "guard before");
+  const std::size_t vb = dtype_bytes(v_dtype), ob = dtype_bytes(o_dtype);
+  const std::size_t q_bytes = kHq * n_q * d * 4, k_bytes = kHkv * n_k * d * 4;
+  const std::size_t v_bytes = kHkv * n_k * dv * vb, vs_bytes = kHkv * n_k * sizeof(float);
+  unsigned char *q = areas.q.place<unsigned char>(q_bytes, flush_end);
+  unsigned char *k = areas.k.place<unsigned char>(k_bytes, flush_end);
+  unsigned char *v = areas.v.place<unsigned char>(v_bytes, flush_end);
+  float *v_scale = areas.v_scale.place<float>(vs_bytes, flush_end);
+  unsigned char *o = areas.o.place<unsigned char>(kHq * n_q * dv * ob, flush_end);
+  float *lse = areas.lse.place<float>(kHq * n_q * sizeof(float), flush_end);
+  // Q and K: the small integers as f32 (Q's first, K's from the same pool); V: K's integers.
+  std::memcpy(q, in.q_bytes[ATTNSCORE_DTYPE_F32].data(), q_bytes);
+  std::memcpy(k, in.k_bytes[ATTNSCORE_DTYPE_F32].data(), k_bytes);
+  std::memcpy(v, in.k_bytes[v_dtype].data(), v_bytes);
+  for (std::size_t j = 0; j < kHkv * n_k; ++j) v_scale[j] = 0.5f;
+  attnscore_attention_desc desc =
+      attnscore_attention_dense(ATTNSCORE_DTYPE_F32, kHq, kHkv, n_q, n_k, d);
+  desc.q.data = q, desc.k.data = k, desc.mask = mask, desc.window = 3;
+  desc.pos_offset = n_k > n_q ? n_k - n_q : 0;
+  desc.dv = dv;
+  desc.v = attnscore_tensor{v, v_dtype, n_k * dv, dv, nullptr, 0, 0};
+  if (v_dtype == ATTNSCORE_DTYPE_S8) desc.v.scale = v_scale, desc.v.scale_head_stride = n_k;
+  if (v_dtype == ATTNSCORE_DTYPE_S8) desc.v.scale_row_stride = 1;
+  desc.o = attnscore_output{o, o_dtype, n_q * dv, dv};
+  desc.lse = lse, desc.lse_head_stride = n_q, desc.lse_row_stride = 1;
+  if (v_cache) {
+    const attnscore_cache_shape shape{ATTNSCORE_CACHE_VALUES, v_dtype, kHkv, n_k, dv};
+    const std::size_t bytes = attnscore_cache_bytes(&shape);
+    attnscore_cache *cache = nullptr;
+    attnscore_status st = attnscore_cache_init(areas.cache.place<unsigned char>(bytes, flush_end),
+                                               bytes, &shape, &cache);
+    if (st == ATTNSCORE_OK) st = attnscore_cache_append(cache, n_k, &desc.v);
+    if (st != ATTNSCORE_OK) return g_case + std::string(": ") + attnscore_status_string(st);
+    desc.v = attnscore_tensor{};  // not read: V is the cache's
+    desc.v_cache = cache;
+  }
+  const attnscore_parallel par{serial_for, nullptr, threads};
+  const attnscore_status st = attnscore_attention_output(&desc, threads != 0 ? &par : nullptr);
+  if (st != ATTNSCORE_OK) return g_case + std::string(": ") + attnscore_status_string(st);
+  const double scale = attnscore_default_scale(d), vmul = v_dtype == ATTNSCORE_DTYPE_S8 ? 0.5 : 1;
+  const std::size_t g = kHq / kHkv;
+  for (std::size_t h = 0; h < kHq; ++h)
+    for (std::size_t i = 0; i < n_q; ++i) {
+      const std::size_t p = desc.pos_offset + i;
+      std::vector<double> w(n_k, 0.0);
+      double m = -INFINITY, l = 0, vmax = 0;
+      for (std::size_t j = 0; j < n_k; ++j) {
+        if (mask != 0 && (j > p || ((mask & 2) && p - j >= desc.window))) continue;
+        const int *qr = &in.q[(h * n_q + i) * d], *kr = &in.k[((h / g) * n_k + j) * d];
+        int acc = 0;
+        for (std::size_t t = 0; t < d; ++t) acc += qr[t] * kr[t];
+        w[j] = acc * scale, m = std::max(m, w[j]);
+      }
+      for (std::size_t j = 0; j < n_k; ++j) {
+        const bool seen = mask == 0 || (j <= p && (!(mask & 2) || p - j < desc.window));
+        w[j] = seen ? std::exp(w[j] - m) : 0.0;
+        l += w[j];
+      }
+      for (std::size_t x = 0; x < dv; ++x) {
+        double want = 0;
+        for (std::size_t j = 0; j < n_k; ++j) {
+          const double vj = in.k[((h / g) * n_k + j) * dv + x] * vmul;
+          want += w[j] * vj, vmax = std::max(vmax, std::fabs(vj));
+        }
+        want = l == 0 ? 0.0 : want / l;  // a row that sees no key: O = 0
+        const std::size_t at = (h * n_q + i) * dv + x;
+        double got;
+        if (o_dtype == ATTNSCORE_DTYPE_F16) {
+          std::uint16_t bits;
+          std::memcpy(&bits, o + at * 2, 2);
+          got = testing::f16_value(bits);
+        } else {
+          float f;
+          std::memcpy(&f, o + at * 4, 4);
+          got = f;
+        }
+        const double tol = 1e-5 * vmax + (o_dtype == ATTNSCORE_DTYPE_F16 ? 0x1p-11 * vmax : 0.0);
+        if (!(std::fabs(got - want) <= tol)) {
+          char msg[96];
+          std::snprintf(msg, sizeof msg, ": O[%zu][%zu][%zu] = %.9g, want %.9g", h, i, x, got,
+                        want);
+          return g_case + std::string(msg);
+        }
+      }
+      const double want_lse = l == 0 ? -INFINITY : m + std::log(l);
+      if (!(lse[h * n_q + i] == want_lse ||
+            std::fabs(lse[h * n_q + i] - want_lse) <= 1e-5 * (1 + std::fabs(want_lse))))
+        return g_case + std::string(": log-sum-exp");
+    }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "attention output at every level: Q, K, V, O, lse and value caches flush against "
+    "guard pages",
+    "[guard][api][output]") {
+  CapGuard cap;
+  const attnscore_level level = GENERATE(from_range(runnable_levels()));
+  REQUIRE(attnscore_set_max_level(level) == ATTNSCORE_OK);
+  FaultReporter reporter;
+  std::mt19937 rng(7);
+  const auto built = [](attnscore_dtype t) { return attnscore_kernel_name(t) != nullptr; };
+  const attnscore_dtype dtypes[] = {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16, ATTNSCORE_DTYPE_BF16,
+                                    ATTNSCORE_DTYPE_S8};
+  std::size_t cache_bytes = 0;
+  for (attnscore_dtype dtype : dtypes) {
+    const attnscore_cache_shape shape{ATTNSCORE_CACHE_VALUES, dtype, kHkv, kOutK, kOutDv};
+    cache_bytes = std::max(cache_bytes, attnscore_cache_bytes(&shape));
+  }
+  OutAreas areas(cache_bytes);
+  // K's pool serves K (kOutK keys of d <= 17) and V.
+  const AttnInputs inputs(rng);
+  REQUIRE(inputs.k.size() >= kHkv * kOutK * std::max<std::size_t>(17, kOutDv));
+  const std::size_t threads[] = {0, 2, 3};
+  unsigned variant = 0;
+  for (attnscore_dtype v_dtype : dtypes) {
+    if (!built(v_dtype)) continue;
+    for (attnscore_dtype o_dtype : {ATTNSCORE_DTYPE_F32, ATTNSCORE_DTYPE_F16}) {
+      if (!built(o_dtype)) continue;
+      for (bool v_cache : {false, true})
+        for (std::size_t dv : kOutDvs)
+          for (std::size_t n_q : kAttnQ)
+            for (std::size_t n_k : kOutKs)
+              for (unsigned mask : {0u, 1u, 3u})
+                for (bool flush_end : {true, false}) {
+                  const std::string err =
+                      run_output(areas, inputs, v_dtype, v_cache, o_dtype, threads[++variant % 3],
+                                 n_q, n_k, 17, dv, mask, flush_end);
+                  if (!err.empty()) FAIL(err);
+                }
+    }
+  }
+}
