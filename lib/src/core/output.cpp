@@ -17,8 +17,8 @@ namespace attnscore {
 namespace {
 
 constexpr std::size_t kBlockRows = 16;    // (head, row) pairs per block
-constexpr std::size_t kRowFloats = 4096;  // the f32 output rows of a block (and the chunk sums)
-constexpr std::size_t kVFloats = 4096;    // V rows widened at a time
+constexpr std::size_t kRowFloats = 2048;  // the f32 output rows of a block (and the chunk sums)
+constexpr std::size_t kVFloats = 2048;    // V rows widened at a time
 static_assert(kRowFloats >= ATTNSCORE_ATTN_OUT_MAX_DV, "one output row must fit");
 
 // The chunk width: ATTNSCORE_ATTN_CHUNK_KEYS rounded up to the engine's key unit, so a chunk
