@@ -465,7 +465,7 @@ attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
  * result depends on the shape and the level only: bit-identical for any thread count and split.
  * A row with no visible key gets O = 0 (lse -Inf, or the sink). V is converted to f32 (s8: each
  * value q * scale rounded once) and summed in f32. The accuracy bound is in docs/contract.md.
- * Memory: no allocation; about 45 KiB of stack per task beside the scores path's.
+ * Memory: no allocation; about 83 KiB of stack per task beside the scores path's.
  * @return the checks of attnscore_attention without those of S, then those of V, O, lse and
  *         sinks (the order is written above); nothing written on error. n_k == 0 is a no-op.
  */

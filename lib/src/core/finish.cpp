@@ -60,13 +60,22 @@ float exp_nonpositive(float x) noexcept { return exp_np(x); }
 
 namespace {
 
-// Eight partial sums: the loops vectorize; the summation error grows with n / 8.
-float exp_sum_portable(float *row, std::size_t n, float m) noexcept {
+// Eight partial maxima, then eight partial sums: the loops vectorize; the summation error grows
+// with n / 8.
+float exp_sum_portable(float *row, std::size_t n, float *m_out) noexcept {
+  const float inf = std::numeric_limits<float>::infinity();
   constexpr std::size_t L = 8;
-  float part[L] = {};
-  for (std::size_t j = 0; j < n; ++j) row[j] = exp_np(row[j] - m);
+  float mx[L], part[L] = {};
+  for (std::size_t l = 0; l < L; ++l) mx[l] = -inf;
   std::size_t j = 0;
   for (; j + L <= n; j += L)
+    for (std::size_t l = 0; l < L; ++l) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];
+  for (std::size_t l = 0; j < n; ++j, ++l) mx[l] = row[j] > mx[l] ? row[j] : mx[l];
+  float m = mx[0];
+  for (std::size_t l = 1; l < L; ++l) m = mx[l] > m ? mx[l] : m;
+  *m_out = m;
+  for (j = 0; j < n; ++j) row[j] = exp_np(row[j] - m);
+  for (j = 0; j + L <= n; j += L)
     for (std::size_t l = 0; l < L; ++l) part[l] += row[j + l];
   for (std::size_t l = 0; j < n; ++j, ++l) part[l] += row[j];
   return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
@@ -75,34 +84,25 @@ float exp_sum_portable(float *row, std::size_t n, float m) noexcept {
 }  // namespace
 
 void softmax_span_portable(float *row, std::size_t n) noexcept {
-  const float inf = std::numeric_limits<float>::infinity();
-  // Eight partial maxima: the loops vectorize.
-  constexpr std::size_t L = 8;
-  float mx[L];
-  for (std::size_t l = 0; l < L; ++l) mx[l] = -inf;
-  std::size_t j = 0;
-  for (; j + L <= n; j += L)
-    for (std::size_t l = 0; l < L; ++l) mx[l] = row[j + l] > mx[l] ? row[j + l] : mx[l];
-  for (std::size_t l = 0; j < n; ++j, ++l) mx[l] = row[j] > mx[l] ? row[j] : mx[l];
-  float m = mx[0];
-  for (std::size_t l = 1; l < L; ++l) m = mx[l] > m ? mx[l] : m;
-  const float sum = exp_sum_portable(row, n, m);
+  float m;
+  const float sum = exp_sum_portable(row, n, &m);
   if (!(sum >= 1.0f)) {
     // NaN: a NaN score, a +Inf max (Inf - Inf) or every score -Inf (-Inf + Inf). The max gives
     // e^0 = 1 otherwise. No weights, as the unfused steps would give: NaN over the visible keys.
-    for (j = 0; j < n; ++j) row[j] = std::numeric_limits<float>::quiet_NaN();
+    for (std::size_t j = 0; j < n; ++j) row[j] = std::numeric_limits<float>::quiet_NaN();
     return;
   }
   const float inv = 1.0f / sum;
-  for (j = 0; j < n; ++j) row[j] *= inv;
+  for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
 }
 
 namespace {
 
-void pv_portable(std::size_t n, std::size_t dv, const float *w, const float *v, std::size_t ldv,
-                 float *t) noexcept {
-  for (std::size_t j = 0; j < n; ++j)
-    for (std::size_t x = 0; x < dv; ++x) t[x] += w[j] * v[j * ldv + x];
+void pv_portable(std::size_t rows, std::size_t n, std::size_t dv, const float *const *w,
+                 const float *v, std::size_t ldv, float *const *t) noexcept {
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t x = 0; x < dv; ++x) t[r][x] += w[r][j] * v[j * ldv + x];
 }
 
 const SoftmaxF32 kPortableRow = {"softmax_f32__portable", ATTNSCORE_LEVEL_SCALAR,

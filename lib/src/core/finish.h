@@ -21,12 +21,14 @@ float exp_nonpositive(float x) noexcept;
 
 // A level's softmax of one row's visible scores, row[0 .. n), n >= 1, in place (arch/
 // softmax_f32_<level>.cpp, from softmax_f32.hpp); levels without one use the portable loop.
-// The attention output's steps of the same level: exp_sum makes row[j] = e^(row[j] - m) and
-// returns their sum; pv adds sum_j w[j] * v[j * ldv + x] to t[x] (x < dv) in j order.
+// The attention output's steps of the same level: exp_sum finds the row's maximum *m (-Inf for
+// none), makes row[j] = e^(row[j] - *m) and returns their sum; pv adds sum_j w[r][j] * v[j * ldv +
+// x] to t[r][x] (r < rows, x < dv, j < n) in j order, each row's bits the same whichever rows share
+// the call.
 using SoftmaxSpanFn = void (*)(float *row, std::size_t n) noexcept;
-using ExpSumFn = float (*)(float *row, std::size_t n, float m) noexcept;
-using PvF32Fn = void (*)(std::size_t n, std::size_t dv, const float *w, const float *v,
-                         std::size_t ldv, float *t) noexcept;
+using ExpSumFn = float (*)(float *row, std::size_t n, float *m) noexcept;
+using PvF32Fn = void (*)(std::size_t rows, std::size_t n, std::size_t dv, const float *const *w,
+                         const float *v, std::size_t ldv, float *const *t) noexcept;
 struct SoftmaxF32 {
   const char *name;
   attnscore_level level;

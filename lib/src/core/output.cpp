@@ -16,8 +16,8 @@
 namespace attnscore {
 namespace {
 
-constexpr std::size_t kBlockRows = 16;    // (head, row) pairs per block
-constexpr std::size_t kRowFloats = 2048;  // the f32 output rows of a block (and the chunk sums)
+constexpr std::size_t kBlockRows = 32;    // (head, row) pairs per block
+constexpr std::size_t kRowFloats = 4096;  // the f32 output rows of a block (and the chunk sums)
 constexpr std::size_t kVFloats = 2048;    // V rows widened at a time
 static_assert(kRowFloats >= ATTNSCORE_ATTN_OUT_MAX_DV, "one output row must fit");
 
@@ -91,9 +91,8 @@ void block(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0,
       float *w = s + r * cols + (ka - jlo);
       const std::size_t n = kb - ka;
       if (p.softcap != 0.0f) softcap_span(w, n, p.softcap);
-      float mc = -inf;
-      for (std::size_t k = 0; k < n; ++k) mc = w[k] > mc ? w[k] : mc;
-      const float lc = o.row->exp_sum(w, n, mc);
+      float mc;
+      const float lc = o.row->exp_sum(w, n, &mc);
       const float mn = mc > m[r] ? mc : m[r];
       a[r] = exp_nonpositive(m[r] - mn);  // 0 for the row's first chunk (m = -Inf)
       b[r] = exp_nonpositive(mc - mn);
@@ -108,12 +107,34 @@ void block(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0,
       const std::size_t k1 = jhi - k0 < step ? jhi : k0 + step;
       std::size_t ldv;
       const float *vr = v_rows(o, hk, k0, k1 - k0, vbuf, &ldv);
+      // Each row's keys of the step in order: those before the keys every active row sees, those
+      // keys (one call for all the rows: each V row loaded once), then those after.
+      std::size_t ka[kBlockRows], kb[kBlockRows], n_act = 0, lo_all = k0, hi_all = k1;
+      const float *w[kBlockRows];
+      float *t[kBlockRows];
       for (std::size_t r = 0; r < rows; ++r) {
         const Span v = p.span(i0 + r % nr);
-        const std::size_t ka = v.lo > k0 ? v.lo : k0, kb = v.hi < k1 ? v.hi : k1;
-        if (ka >= kb || b[r] == 0.0f) continue;
-        o.row->pv(kb - ka, dv, s + r * cols + (ka - jlo), vr + (ka - k0) * ldv, ldv, part + r * dv);
+        const std::size_t a0 = v.lo > k0 ? v.lo : k0, b0 = v.hi < k1 ? v.hi : k1;
+        if (a0 >= b0 || b[r] == 0.0f) continue;
+        ka[n_act] = a0, kb[n_act] = b0, lo_all = a0 > lo_all ? a0 : lo_all;
+        hi_all = b0 < hi_all ? b0 : hi_all;
+        w[n_act] = s + r * cols + (a0 - jlo), t[n_act] = part + r * dv, ++n_act;
       }
+      if (lo_all > hi_all) lo_all = hi_all;
+      for (std::size_t x = 0; x < n_act; ++x)
+        if (ka[x] < lo_all)
+          o.row->pv(1, lo_all - ka[x], dv, &w[x], vr + (ka[x] - k0) * ldv, ldv, &t[x]);
+      if (lo_all < hi_all) {
+        const float *wc[kBlockRows];
+        for (std::size_t x = 0; x < n_act; ++x) wc[x] = w[x] + (lo_all - ka[x]);
+        o.row->pv(n_act, hi_all - lo_all, dv, wc, vr + (lo_all - k0) * ldv, ldv, t);
+      }
+      for (std::size_t x = 0; x < n_act; ++x)
+        if (kb[x] > hi_all) {
+          const std::size_t from = ka[x] > hi_all ? ka[x] : hi_all;
+          const float *wx = w[x] + (from - ka[x]);
+          o.row->pv(1, kb[x] - from, dv, &wx, vr + (from - k0) * ldv, ldv, &t[x]);
+        }
     }
     for (std::size_t r = 0; r < rows; ++r) {
       if (b[r] == 0.0f && a[r] == 1.0f) continue;

@@ -10,6 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "core/finish.h"
+#include "kernels/generic/tile_f32.hpp"
 
 namespace attnscore {
 namespace softmax {
@@ -38,21 +39,33 @@ inline xsimd::batch<float, Arch> exp_nonpositive(xsimd::batch<float, Arch> x) no
   return xsimd::select(x < B(-87.0f), B(0.0f), xsimd::select(in_range, y, x));
 }
 
-// row[j] = e^(row[j] - m) for j < n, m >= every row[j]; returns their sum: W lane sums in j
-// order, the lanes added in order, then the tail (so the bits depend on n and the level only).
+// The row's maximum m (-Inf if none; NaN ignored), then row[j] = e^(row[j] - m) for j < n;
+// returns their sum: W lane sums in j order, the lanes added in order, then the tail (so the bits
+// depend on n and the level only).
 template <class Arch>
-inline float exp_sum(float *row, std::size_t n, float m) noexcept {
+inline float exp_sum(float *row, std::size_t n, float *m_out) noexcept {
   using B = xsimd::batch<float, Arch>;
   constexpr std::size_t W = B::size;
-  const B bm(m);
-  B vs(0.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  B vm(-inf);
   std::size_t j = 0;
   for (; j + W <= n; j += W) {
+    const B v = B::load_unaligned(row + j);
+    vm = xsimd::select(v > vm, v, vm);
+  }
+  alignas(64) float lanes[W];
+  vm.store_aligned(lanes);
+  float m = -inf;
+  for (std::size_t l = 0; l < W; ++l) m = lanes[l] > m ? lanes[l] : m;
+  for (std::size_t t = j; t < n; ++t) m = row[t] > m ? row[t] : m;
+  *m_out = m;
+  const B bm(m);
+  B vs(0.0f);
+  for (j = 0; j + W <= n; j += W) {
     const B e = exp_nonpositive<Arch>(B::load_unaligned(row + j) - bm);
     e.store_unaligned(row + j);
     vs = vs + e;
   }
-  alignas(64) float lanes[W];
   vs.store_aligned(lanes);
   float sum = 0.0f;
   for (std::size_t l = 0; l < W; ++l) sum += lanes[l];
@@ -68,62 +81,80 @@ template <class Arch>
 inline void span(float *row, std::size_t n) noexcept {
   using B = xsimd::batch<float, Arch>;
   constexpr std::size_t W = B::size;
-  const float inf = std::numeric_limits<float>::infinity();
-  B vm(-inf);
-  std::size_t j = 0;
-  for (; j + W <= n; j += W) {
-    const B v = B::load_unaligned(row + j);
-    vm = xsimd::select(v > vm, v, vm);
-  }
-  alignas(64) float lanes[W];
-  vm.store_aligned(lanes);
-  float m = -inf;
-  for (std::size_t l = 0; l < W; ++l) m = lanes[l] > m ? lanes[l] : m;
-  for (std::size_t t = j; t < n; ++t) m = row[t] > m ? row[t] : m;
-  const float sum = exp_sum<Arch>(row, n, m);
+  float m;
+  const float sum = exp_sum<Arch>(row, n, &m);
   if (!(sum >= 1.0f)) {
-    for (j = 0; j < n; ++j) row[j] = std::numeric_limits<float>::quiet_NaN();
+    for (std::size_t j = 0; j < n; ++j) row[j] = std::numeric_limits<float>::quiet_NaN();
     return;
   }
   const float inv = 1.0f / sum;
   const B binv(inv);
-  for (j = 0; j + W <= n; j += W) (B::load_unaligned(row + j) * binv).store_unaligned(row + j);
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) (B::load_unaligned(row + j) * binv).store_unaligned(row + j);
   for (; j < n; ++j) row[j] *= inv;
 }
 
-// t[x] += sum_j w[j] * v[j * ldv + x] for x < dv, j < n: one fused multiply-add per j in j
-// order from t (a multiply and an add where the arch has no FMA), four vectors of dims at a
-// time so each broadcast weight feeds four FMAs.
-template <class Arch>
-inline void pv(std::size_t n, std::size_t dv, const float *w, const float *v, std::size_t ldv,
-               float *t) noexcept {
+// t[r][x] += sum_j w[r][j] * v[j * ldv + x] for rows r < R, x < dv, j < n: one fused
+// multiply-add per j in j order from t (a multiply and an add where the level has no FMA), so
+// each row gets the same bits whichever rows share its tile. R rows x four vectors of dims per
+// tile: each V vector loaded feeds R FMAs, each broadcast weight four.
+template <class Arch, std::size_t R>
+inline void pv_tile(std::size_t n, std::size_t dv, const float *const *w, const float *v,
+                    std::size_t ldv, float *const *t) noexcept {
   using B = xsimd::batch<float, Arch>;
   constexpr std::size_t W = B::size;
   std::size_t x = 0;
   for (; x + 4 * W <= dv; x += 4 * W) {
-    B t0 = B::load_unaligned(t + x), t1 = B::load_unaligned(t + x + W);
-    B t2 = B::load_unaligned(t + x + 2 * W), t3 = B::load_unaligned(t + x + 3 * W);
+    B acc[R][4];
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t c = 0; c < 4; ++c) acc[r][c] = B::load_unaligned(t[r] + x + c * W);
     for (std::size_t j = 0; j < n; ++j) {
-      const B wj(w[j]);
-      const float *r = v + j * ldv + x;
-      t0 = xsimd::fma(wj, B::load_unaligned(r), t0);
-      t1 = xsimd::fma(wj, B::load_unaligned(r + W), t1);
-      t2 = xsimd::fma(wj, B::load_unaligned(r + 2 * W), t2);
-      t3 = xsimd::fma(wj, B::load_unaligned(r + 3 * W), t3);
+      const float *vr = v + j * ldv + x;
+      const B v0 = B::load_unaligned(vr), v1 = B::load_unaligned(vr + W);
+      const B v2 = B::load_unaligned(vr + 2 * W), v3 = B::load_unaligned(vr + 3 * W);
+      for (std::size_t r = 0; r < R; ++r) {
+        const B wj(w[r][j]);
+        acc[r][0] = tile::fmadd(wj, v0, acc[r][0]);
+        acc[r][1] = tile::fmadd(wj, v1, acc[r][1]);
+        acc[r][2] = tile::fmadd(wj, v2, acc[r][2]);
+        acc[r][3] = tile::fmadd(wj, v3, acc[r][3]);
+      }
     }
-    t0.store_unaligned(t + x), t1.store_unaligned(t + x + W);
-    t2.store_unaligned(t + x + 2 * W), t3.store_unaligned(t + x + 3 * W);
+    for (std::size_t r = 0; r < R; ++r)
+      for (std::size_t c = 0; c < 4; ++c) acc[r][c].store_unaligned(t[r] + x + c * W);
   }
   for (; x + W <= dv; x += W) {
-    B t0 = B::load_unaligned(t + x);
-    for (std::size_t j = 0; j < n; ++j)
-      t0 = xsimd::fma(B(w[j]), B::load_unaligned(v + j * ldv + x), t0);
-    t0.store_unaligned(t + x);
+    B acc[R];
+    for (std::size_t r = 0; r < R; ++r) acc[r] = B::load_unaligned(t[r] + x);
+    for (std::size_t j = 0; j < n; ++j) {
+      const B vj = B::load_unaligned(v + j * ldv + x);
+      for (std::size_t r = 0; r < R; ++r) acc[r] = tile::fmadd(B(w[r][j]), vj, acc[r]);
+    }
+    for (std::size_t r = 0; r < R; ++r) acc[r].store_unaligned(t[r] + x);
   }
-  for (; x < dv; ++x) {
-    float a = t[x];
-    for (std::size_t j = 0; j < n; ++j) a += w[j] * v[j * ldv + x];
-    t[x] = a;
+  for (; x < dv; ++x)
+    for (std::size_t r = 0; r < R; ++r) {
+      float a = t[r][x];
+      for (std::size_t j = 0; j < n; ++j) a += w[r][j] * v[j * ldv + x];
+      t[r][x] = a;
+    }
+}
+
+// pv_tile over any number of rows: tiles of 4, then the 1 to 3 left.
+template <class Arch>
+inline void pv(std::size_t rows, std::size_t n, std::size_t dv, const float *const *w,
+               const float *v, std::size_t ldv, float *const *t) noexcept {
+  std::size_t r = 0;
+  for (; r + 4 <= rows; r += 4) pv_tile<Arch, 4>(n, dv, w + r, v, ldv, t + r);
+  switch (rows - r) {
+    case 3:
+      return pv_tile<Arch, 3>(n, dv, w + r, v, ldv, t + r);
+    case 2:
+      return pv_tile<Arch, 2>(n, dv, w + r, v, ldv, t + r);
+    case 1:
+      return pv_tile<Arch, 1>(n, dv, w + r, v, ldv, t + r);
+    default:
+      return;
   }
 }
 
@@ -132,17 +163,18 @@ inline void pv(std::size_t n, std::size_t dv, const float *w, const float *v, st
 
 // Defines a level's softmax `name`, its exp_sum and pv, and its table row `name_row` (declared
 // in finish.h).
-#define ATTNSCORE_DEFINE_SOFTMAX_F32(name, level, Arch)                                       \
-  ATTNSCORE_KERNEL_ENTRY void name(float *row, std::size_t n) noexcept {                      \
-    softmax::span<Arch>(row, n);                                                              \
-  }                                                                                           \
-  ATTNSCORE_KERNEL_ENTRY float name##_exp_sum(float *row, std::size_t n, float m) noexcept {  \
-    return softmax::exp_sum<Arch>(row, n, m);                                                 \
-  }                                                                                           \
-  ATTNSCORE_KERNEL_ENTRY void name##_pv(std::size_t n, std::size_t dv, const float *w,        \
-                                        const float *v, std::size_t ldv, float *t) noexcept { \
-    softmax::pv<Arch>(n, dv, w, v, ldv, t);                                                   \
-  }                                                                                           \
+#define ATTNSCORE_DEFINE_SOFTMAX_F32(name, level, Arch)                                         \
+  ATTNSCORE_KERNEL_ENTRY void name(float *row, std::size_t n) noexcept {                        \
+    softmax::span<Arch>(row, n);                                                                \
+  }                                                                                             \
+  ATTNSCORE_KERNEL_ENTRY float name##_exp_sum(float *row, std::size_t n, float *m) noexcept {   \
+    return softmax::exp_sum<Arch>(row, n, m);                                                   \
+  }                                                                                             \
+  ATTNSCORE_KERNEL_ENTRY void name##_pv(std::size_t rows, std::size_t n, std::size_t dv,        \
+                                        const float *const *w, const float *v, std::size_t ldv, \
+                                        float *const *t) noexcept {                             \
+    softmax::pv<Arch>(rows, n, dv, w, v, ldv, t);                                               \
+  }                                                                                             \
   extern const SoftmaxF32 name##_row = {#name, level, name, name##_exp_sum, name##_pv};
 
 #endif  // ATTNSCORE_SOFTMAX_F32_HPP
