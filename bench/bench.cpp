@@ -42,9 +42,6 @@ std::map<std::size_t, double> g_wbw;  // S bytes -> measured GB/s writing that m
 double g_dram_bw = 0;                 // GB/s reading the cold pool
 double g_dram_bw2 = 0;                // the same with two threads, each reading its half
 
-// Whether the bench may start threads: ATTNSCORE_BENCH_NO_THREADS leaves out the two-thread
-// probe and the threads: rows (qemu-user 7.2 cannot start an ARM guest's threads here).
-bool threads_allowed() { return std::getenv("ATTNSCORE_BENCH_NO_THREADS") == nullptr; }
 int g_best_level = 0;
 
 // Seconds of CPU time this thread has used: the clock Google Benchmark's rate counters divide
@@ -209,6 +206,14 @@ DataS8::DataS8(const Shape &sh) : q(sh.n_q * sh.d), k_stride((sh.n_k * sh.d + 63
   for (std::size_t i = 0; i < sh.n_k * sh.d; ++i) k[i] = static_cast<std::int8_t>(v(rng));
   for (std::size_t c = 1; c < copies; ++c)
     std::memcpy(k.data() + c * k_stride, k.data(), sh.n_k * sh.d);
+}
+
+// ATTNSCORE_BENCH_NO_THREADS: qemu-user 7.2 cannot start an ARM guest's threads here.
+bool threads_allowed() { return std::getenv("ATTNSCORE_BENCH_NO_THREADS") == nullptr; }
+
+double peak_gflops() { return g_peak.count(g_best_level) ? g_peak[g_best_level] : 0; }
+double dram_read_gbps(std::size_t threads) {
+  return threads == 1 ? g_dram_bw : threads == 2 ? g_dram_bw2 : 0;
 }
 
 void set_counters(benchmark::State &state, const Shape &sh, int level) {
@@ -855,6 +860,7 @@ int main(int argc, char **argv) {
     }
   }
   register_attention();
+  bench::register_attention_output();
   PlainPercentReporter display;
   benchmark::RunSpecifiedBenchmarks(&display);
   benchmark::Shutdown();

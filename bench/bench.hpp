@@ -132,6 +132,19 @@ void set_counters_s8(benchmark::State &state, const Shape &sh, int level);
 // vdpbf16ps peak (prefill); K_GB/s and %bw (decode).
 void set_counters_bf16dot(benchmark::State &state, const Shape &sh);
 
+// Whether the bench may start threads: ATTNSCORE_BENCH_NO_THREADS leaves out the two-thread
+// probe and the rows with two threads.
+bool threads_allowed();
+
+// The limits measured before the benchmarks (0 where none was): the best level's FMA peak in
+// GFLOP/s, and the read bandwidth of the cold pool in GB/s with 1 or 2 threads.
+double peak_gflops();
+double dram_read_gbps(std::size_t threads);
+
+// Registers the attention output rows, attn_out: and (with OpenBLAS) attn_out_unfused:
+// (attn_out.cpp).
+void register_attention_output();
+
 // Registers the Eigen anchor for a shape (anchor_eigen.cpp); false where Eigen was not found.
 bool register_eigen(const Shape &sh);
 // Registers the oneDNN int8 anchor (anchor_onednn.cpp); false where oneDNN was not found.
