@@ -105,8 +105,16 @@ void pv_portable(std::size_t rows, std::size_t n, std::size_t dv, const float *c
       for (std::size_t x = 0; x < dv; ++x) t[r][x] += w[r][j] * v[j * ldv + x];
 }
 
-const SoftmaxF32 kPortableRow = {"softmax_f32__portable", ATTNSCORE_LEVEL_SCALAR,
-                                 softmax_span_portable, exp_sum_portable, pv_portable};
+void dequant_portable(std::size_t n, const std::int8_t *src, float scale, float *dst) noexcept {
+  for (std::size_t x = 0; x < n; ++x) dst[x] = static_cast<float>(src[x]) * scale;
+}
+
+const SoftmaxF32 kPortableRow = {"softmax_f32__portable",
+                                 ATTNSCORE_LEVEL_SCALAR,
+                                 softmax_span_portable,
+                                 exp_sum_portable,
+                                 pv_portable,
+                                 dequant_portable};
 
 }  // namespace
 

@@ -29,12 +29,16 @@ using SoftmaxSpanFn = void (*)(float *row, std::size_t n) noexcept;
 using ExpSumFn = float (*)(float *row, std::size_t n, float *m) noexcept;
 using PvF32Fn = void (*)(std::size_t rows, std::size_t n, std::size_t dv, const float *const *w,
                          const float *v, std::size_t ldv, float *const *t) noexcept;
+// dequant: dst[x] = (float)src[x] * scale, x < n (int8 V rows).
+using DequantS8Fn = void (*)(std::size_t n, const std::int8_t *src, float scale,
+                             float *dst) noexcept;
 struct SoftmaxF32 {
   const char *name;
   attnscore_level level;
   SoftmaxSpanFn fn;
   ExpSumFn exp_sum;
   PvF32Fn pv;
+  DequantS8Fn dequant;
 };
 #if ATTNSCORE_HAVE_AVX2
 extern const SoftmaxF32 softmax_f32__avx2_row;

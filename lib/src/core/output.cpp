@@ -46,11 +46,9 @@ const float *v_rows(const OutputSpec &o, std::size_t hk, std::size_t j, std::siz
 #endif
     default: {  // s8: each value times its key's scale, rounded once
       const std::int8_t *src = static_cast<const std::int8_t *>(o.v) + at;
-      for (std::size_t r = 0; r < n; ++r) {
-        const float sc = o.v_scale[hk * o.vshs + (j + r) * o.vsrs];
-        for (std::size_t x = 0; x < dv; ++x)
-          buf[r * dv + x] = static_cast<float>(src[r * o.vrs + x]) * sc;
-      }
+      for (std::size_t r = 0; r < n; ++r)
+        o.row->dequant(dv, src + r * o.vrs, o.v_scale[hk * o.vshs + (j + r) * o.vsrs],
+                       buf + r * dv);
     }
   }
   *ld = dv;

@@ -161,20 +161,26 @@ inline void pv(std::size_t rows, std::size_t n, std::size_t dv, const float *con
 }  // namespace softmax
 }  // namespace attnscore
 
-// Defines a level's softmax `name`, its exp_sum and pv, and its table row `name_row` (declared
+// Defines a level's softmax `name`, its exp_sum, pv and dequant (a loop the level's flags
+// vectorize), and its table row `name_row` (declared
 // in finish.h).
-#define ATTNSCORE_DEFINE_SOFTMAX_F32(name, level, Arch)                                         \
-  ATTNSCORE_KERNEL_ENTRY void name(float *row, std::size_t n) noexcept {                        \
-    softmax::span<Arch>(row, n);                                                                \
-  }                                                                                             \
-  ATTNSCORE_KERNEL_ENTRY float name##_exp_sum(float *row, std::size_t n, float *m) noexcept {   \
-    return softmax::exp_sum<Arch>(row, n, m);                                                   \
-  }                                                                                             \
-  ATTNSCORE_KERNEL_ENTRY void name##_pv(std::size_t rows, std::size_t n, std::size_t dv,        \
-                                        const float *const *w, const float *v, std::size_t ldv, \
-                                        float *const *t) noexcept {                             \
-    softmax::pv<Arch>(rows, n, dv, w, v, ldv, t);                                               \
-  }                                                                                             \
-  extern const SoftmaxF32 name##_row = {#name, level, name, name##_exp_sum, name##_pv};
+#define ATTNSCORE_DEFINE_SOFTMAX_F32(name, level, Arch)                                          \
+  ATTNSCORE_KERNEL_ENTRY void name(float *row, std::size_t n) noexcept {                         \
+    softmax::span<Arch>(row, n);                                                                 \
+  }                                                                                              \
+  ATTNSCORE_KERNEL_ENTRY float name##_exp_sum(float *row, std::size_t n, float *m) noexcept {    \
+    return softmax::exp_sum<Arch>(row, n, m);                                                    \
+  }                                                                                              \
+  ATTNSCORE_KERNEL_ENTRY void name##_pv(std::size_t rows, std::size_t n, std::size_t dv,         \
+                                        const float *const *w, const float *v, std::size_t ldv,  \
+                                        float *const *t) noexcept {                              \
+    softmax::pv<Arch>(rows, n, dv, w, v, ldv, t);                                                \
+  }                                                                                              \
+  ATTNSCORE_KERNEL_ENTRY void name##_dequant(std::size_t n, const std::int8_t *src, float scale, \
+                                             float *dst) noexcept {                              \
+    for (std::size_t x = 0; x < n; ++x) dst[x] = static_cast<float>(src[x]) * scale;             \
+  }                                                                                              \
+  extern const SoftmaxF32 name##_row = {#name,          level,     name,                         \
+                                        name##_exp_sum, name##_pv, name##_dequant};
 
 #endif  // ATTNSCORE_SOFTMAX_F32_HPP
