@@ -80,13 +80,14 @@ int fuzz_cache(Input &in, int dtype) {
   if ((mem_mode & 0xc0) == 0xc0) capacity = in.u16() % 600;
   std::size_t heads = 1 + shape_mode % 4;
   if ((shape_mode & 0x30) == 0x30) heads = (shape_mode & 0x40) ? 0 : huge(in, in.u8());
-  // The shape's kind and dtype: the cache's, or (shape_mode >= 0xf0) an unknown kind or dtype.
+  // The shape's kind and dtype: the cache's, or (shape_mode >= 0xf0) an unknown kind (2 ... 5: 0
+  // and 1 are the key and value caches) or dtype.
   attnscore_cache_shape shape{ATTNSCORE_CACHE_KEYS, static_cast<attnscore_dtype>(dtype), heads,
                               capacity, d};
   bool bad_kind = false, bad_dtype = false;
   if (shape_mode >= 0xf0) {
     if (shape_mode & 1)
-      shape.kind = static_cast<attnscore_cache_kind>(1 + (shape_mode >> 1) % 4), bad_kind = true;
+      shape.kind = static_cast<attnscore_cache_kind>(2 + (shape_mode >> 1) % 4), bad_kind = true;
     else
       shape.dtype = static_cast<attnscore_dtype>(4 + (shape_mode >> 1) % 4), bad_dtype = true;
   }
