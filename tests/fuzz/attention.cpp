@@ -38,6 +38,8 @@ struct Attn {
   std::size_t p0, w;
 };
 
+}  // namespace
+
 // Heads (and rows) pairwise disjoint: rows nested in heads, or heads nested in rows.
 bool nested(std::size_t heads, std::size_t rows, std::size_t cols, std::size_t hs, std::size_t rs) {
   if (heads == 1) return true;
@@ -73,25 +75,25 @@ bool scales_usable(const attnscore_tensor &t, std::size_t heads, std::size_t row
   return true;
 }
 
-}  // namespace
-
 // attnscore_attention's status from the check order (the order of its `check`): the no-op;
 // ZERO_DIM; UNKNOWN_DTYPE; DIM_TOO_LARGE; NULL_POINTER; BAD_CACHE; DTYPE_MISMATCH; a cache's
 // SHAPE_MISMATCH; HEADS_MISMATCH; BAD_LDQ, BAD_LDK, BAD_LDS; BAD_SCALE_COUNT; BAD_SCALE;
 // BAD_SOFTCAP; BAD_FLAGS; BAD_WINDOW; POSITION_OVERFLOW; BAD_HEAD_STRIDE; SIZE_OVERFLOW; OVERLAP;
 // BAD_QUANT_SCALE; ROW_TOO_LONG. With count_cache, S meeting the memory given to the cache's init
 // counts as OVERLAP (the cache uses only a part of that memory: the caller accepts either).
+// Without scores, the same checks without any of S's (attnscore_attention_output's first part).
 attnscore_status predict_attention(const attnscore_attention_desc &a, const CacheFacts *c,
-                                   bool count_cache) {
+                                   bool count_cache, bool scores) {
   if (a.heads_q == 0 || a.n_q == 0 || a.n_k == 0) return ATTNSCORE_OK;
   if (a.d == 0) return ATTNSCORE_ERR_ZERO_DIM;
   const int qt = dtype_int(a.q.dtype), kt = dtype_int(a.k.dtype), st = dtype_int(a.s.dtype);
   const bool raw = a.k_cache == nullptr;
-  if (!dtype_known(qt, false) || (raw && !dtype_known(kt, false)) || !dtype_known(st, true))
+  if (!dtype_known(qt, false) || (raw && !dtype_known(kt, false)) ||
+      (scores && !dtype_known(st, true)))
     return ATTNSCORE_ERR_UNKNOWN_DTYPE;
   const bool s8 = qt == ATTNSCORE_DTYPE_S8;
   if (s8 && a.d > ATTNSCORE_S8_MAX_D) return ATTNSCORE_ERR_DIM_TOO_LARGE;
-  if (a.q.data == nullptr || a.s.data == nullptr || (raw && a.k.data == nullptr) ||
+  if (a.q.data == nullptr || (scores && a.s.data == nullptr) || (raw && a.k.data == nullptr) ||
       (s8 && (a.q.scale == nullptr || (raw && a.k.scale == nullptr))))
     return ATTNSCORE_ERR_NULL_POINTER;
   if (!raw && (c == nullptr || !c->valid)) return ATTNSCORE_ERR_BAD_CACHE;
@@ -101,7 +103,7 @@ attnscore_status predict_attention(const attnscore_attention_desc &a, const Cach
   if (a.heads_kv == 0 || a.heads_q % a.heads_kv != 0) return ATTNSCORE_ERR_HEADS_MISMATCH;
   if (a.q.row_stride < a.d) return ATTNSCORE_ERR_BAD_LDQ;
   if (raw && a.k.row_stride < a.d) return ATTNSCORE_ERR_BAD_LDK;
-  if (a.s.row_stride < a.n_k) return ATTNSCORE_ERR_BAD_LDS;
+  if (scores && a.s.row_stride < a.n_k) return ATTNSCORE_ERR_BAD_LDS;
   if (s8 && (a.q.scale_row_stride > 1 || (raw && a.k.scale_row_stride > 1)))
     return ATTNSCORE_ERR_BAD_SCALE_COUNT;
   if (bad_float(a.scale)) return ATTNSCORE_ERR_BAD_SCALE;
@@ -114,15 +116,16 @@ attnscore_status predict_attention(const attnscore_attention_desc &a, const Cach
   if (a.mask != 0 && a.pos_offset > SIZE_MAX - (a.n_q - 1)) return ATTNSCORE_ERR_POSITION_OVERFLOW;
   if (!nested(a.heads_q, a.n_q, a.d, a.q.head_stride, a.q.row_stride) ||
       (raw && !nested(a.heads_kv, a.n_k, a.d, a.k.head_stride, a.k.row_stride)) ||
-      !nested(a.heads_q, a.n_q, a.n_k, a.s.head_stride, a.s.row_stride))
+      (scores && !nested(a.heads_q, a.n_q, a.n_k, a.s.head_stride, a.s.row_stride)))
     return ATTNSCORE_ERR_BAD_HEAD_STRIDE;
   const std::size_t e = dtype_bytes(qt);
   const Extent eq = extent3(a.q.data, a.heads_q, a.n_q, a.d, a.q.head_stride, a.q.row_stride, e);
   const Extent ek =
       raw ? extent3(a.k.data, a.heads_kv, a.n_k, a.d, a.k.head_stride, a.k.row_stride, e)
           : Extent{true, 0, 0};
-  const Extent es =
-      extent3(a.s.data, a.heads_q, a.n_q, a.n_k, a.s.head_stride, a.s.row_stride, dtype_bytes(st));
+  const Extent es = scores ? extent3(a.s.data, a.heads_q, a.n_q, a.n_k, a.s.head_stride,
+                                     a.s.row_stride, dtype_bytes(st))
+                           : Extent{true, 0, 0};
   const Extent eqs =
       s8 ? extent3(a.q.scale, a.heads_q, a.n_q, 1, a.q.scale_head_stride, a.q.scale_row_stride, 4)
          : Extent{true, 0, 0};
@@ -132,24 +135,33 @@ attnscore_status predict_attention(const attnscore_attention_desc &a, const Cach
   if (!eq.ok || !ek.ok || !es.ok || !eqs.ok || !eks.ok) return ATTNSCORE_ERR_SIZE_OVERFLOW;
   const Extent ec =
       !raw && count_cache ? extent(c->mem, 1, c->bytes, c->bytes, 1) : Extent{true, 0, 0};
-  if (meets(es, eq) || (raw && meets(es, ek)) || (!raw && count_cache && meets(es, ec)) ||
-      (s8 && meets(es, eqs)) || (s8 && raw && meets(es, eks)))
+  if (scores &&
+      (meets(es, eq) || (raw && meets(es, ek)) || (!raw && count_cache && meets(es, ec)) ||
+       (s8 && meets(es, eqs)) || (s8 && raw && meets(es, eks))))
     return ATTNSCORE_ERR_OVERLAP;
   if (s8 &&
       (!scales_usable(a.q, a.heads_q, a.n_q) || (raw && !scales_usable(a.k, a.heads_kv, a.n_k))))
     return ATTNSCORE_ERR_BAD_QUANT_SCALE;
-  if (st == ATTNSCORE_DTYPE_F16 && (a.flags & 1) && a.n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS)
+  if (scores && st == ATTNSCORE_DTYPE_F16 && (a.flags & 1) &&
+      a.n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS)
     return ATTNSCORE_ERR_ROW_TOO_LONG;
   return ATTNSCORE_OK;
 }
-
-namespace {
 
 std::size_t decode_attn_stride(Input &in, std::size_t dflt) {
   const std::uint8_t c = in.u8();
   if (c < 0xe0) return dflt;
   if (c < 0xf0) return dflt - 1 - c % 4;  // short (wraps to huge from 0)
   return huge(in, c);
+}
+
+void attn_layout(unsigned code, std::size_t heads, std::size_t rows, std::size_t cols,
+                 std::size_t *hs, std::size_t *rs) {
+  if (code == 2) {
+    *hs = cols, *rs = heads * cols + 1;
+  } else {
+    *rs = cols + code, *hs = rows * *rs + code * 3;
+  }
 }
 
 float decode_softcap(Input &in) {
@@ -173,6 +185,8 @@ float decode_softcap(Input &in) {
       return c % 16 == 15 ? -0.0f : 0.0f;
   }
 }
+
+namespace {
 
 // `score(h, i, j, &r, &e)`: the scaled score before the softcap and its error bound.
 template <class Score>
@@ -228,23 +242,6 @@ FUZZ_UNGUIDED void check_attention_values(const Attn &a, const float *s, Score s
     }
 }
 
-// A byte buffer holding elements of `elem` bytes (memcpy access: any element type).
-struct Buf {
-  std::vector<unsigned char> b;
-  std::size_t elem = 4;
-  void *at(std::size_t x) { return b.data() + x * elem; }
-  float f32(std::size_t x) const {
-    float v;
-    std::memcpy(&v, b.data() + x * 4, 4);
-    return v;
-  }
-  std::uint16_t u16(std::size_t x) const {
-    std::uint16_t v;
-    std::memcpy(&v, b.data() + x * 2, 2);
-    return v;
-  }
-};
-
 // Elements (h, i, j) of S given by the desc: fills `mine` (one flag per element of a buffer of
 // n elements).
 std::vector<char> s_elements(const attnscore_attention_desc &a, std::size_t n) {
@@ -256,9 +253,11 @@ std::vector<char> s_elements(const attnscore_attention_desc &a, std::size_t n) {
   return mine;
 }
 
+}  // namespace
+
 // Typed copies of the int8 values r of a tensor: f32 r / 64, binary16 or bfloat16 of that (all
 // exact), or int8 r.
-Buf typed(const std::vector<std::int8_t> &r, int dtype, std::size_t extra_bytes = 0) {
+Buf typed(const std::vector<std::int8_t> &r, int dtype, std::size_t extra_bytes) {
   Buf out;
   out.elem = dtype_bytes(dtype);
   out.b.assign(r.size() * out.elem + extra_bytes, 0);
@@ -298,8 +297,6 @@ void scale_layout(unsigned mode, std::size_t heads, std::size_t rows, attnscore_
   v->resize(n);
   for (float &x : *v) x = s8_scale_value(values, 0) / 64.0f;
 }
-
-}  // namespace
 
 void run_tasks(void *pool_ctx, attnscore_task_fn fn, void *task_ctx, std::size_t n_tasks) {
   Hook &h = *static_cast<Hook *>(pool_ctx);
@@ -350,18 +347,9 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   // Keep an execution short.
   while (a.hq * a.n_q * a.n_k * (a.d + 1) > (std::size_t{1} << 15)) a.n_k /= 2;
   const std::uint8_t lay = in.u8();
-  // Defaults: head-major (padded when bit 0 of the tensor's two bits), or token-major.
-  const auto layout = [&](unsigned code, std::size_t heads, std::size_t rows, std::size_t cols,
-                          std::size_t *hs, std::size_t *rs) {
-    if (code == 2) {
-      *hs = cols, *rs = heads * cols + 1;
-    } else {
-      *rs = cols + code, *hs = rows * *rs + code * 3;
-    }
-  };
-  layout(lay % 3, a.hq, a.n_q, a.d, &a.qhs, &a.qrs);
-  layout((lay >> 2) % 3, a.hkv, a.n_k, a.d, &a.khs, &a.krs);
-  layout((lay >> 4) % 3, a.hq, a.n_q, a.n_k, &a.shs, &a.srs);
+  attn_layout(lay % 3, a.hq, a.n_q, a.d, &a.qhs, &a.qrs);
+  attn_layout((lay >> 2) % 3, a.hkv, a.n_k, a.d, &a.khs, &a.krs);
+  attn_layout((lay >> 4) % 3, a.hq, a.n_q, a.n_k, &a.shs, &a.srs);
   a.qhs = decode_attn_stride(in, a.qhs), a.qrs = decode_attn_stride(in, a.qrs);
   a.khs = decode_attn_stride(in, a.khs), a.krs = decode_attn_stride(in, a.krs);
   a.shs = decode_attn_stride(in, a.shs), a.srs = decode_attn_stride(in, a.srs);

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -391,8 +392,52 @@ struct CacheFacts {
 };
 // The status from the check order (lib/src/api/attention.cpp `check`); with count_cache, S
 // meeting the cache's memory counts as OVERLAP (the cache uses only a part of that memory).
+// Without scores: those checks without S's, the first part of attnscore_attention_output's.
 attnscore_status predict_attention(const attnscore_attention_desc &a, const CacheFacts *c,
-                                   bool count_cache);
+                                   bool count_cache, bool scores = true);
+
+// The attention section's helpers the output section shares.
+// Heads (and rows) of a heads x rows x cols tensor pairwise disjoint: rows nested in heads, or
+// heads nested in rows (the documented BAD_HEAD_STRIDE rule).
+bool nested(std::size_t heads, std::size_t rows, std::size_t cols, std::size_t hs, std::size_t rs);
+bool bad_float(float f);  // NaN, +-Inf or subnormal, by its bits
+int dtype_int(const attnscore_dtype &e);
+// A dtype this build has (output: also f32 or f16, as S and O are).
+bool dtype_known(int dtype, bool output);
+// Every scale of an s8 tensor usable (rows per head: 1 when scale_row_stride is 0).
+bool scales_usable(const attnscore_tensor &t, std::size_t heads, std::size_t rows);
+// A stride: the layout's default `dflt`, short by 1 ... 4, or huge.
+std::size_t decode_attn_stride(Input &in, std::size_t dflt);
+// A tensor's default strides: head-major (code 0), padded (1, 3), or token-major (2).
+void attn_layout(unsigned code, std::size_t heads, std::size_t rows, std::size_t cols,
+                 std::size_t *hs, std::size_t *rs);
+// A softcap: none (+-0), 1.5, 30, or bad (negative, NaN, Inf, subnormal, any bits).
+float decode_softcap(Input &in);
+
+// A byte buffer holding elements of `elem` bytes (memcpy access: any element type).
+struct Buf {
+  std::vector<unsigned char> b;
+  std::size_t elem = 4;
+  void *at(std::size_t x) { return b.data() + x * elem; }
+  float f32(std::size_t x) const {
+    float v;
+    std::memcpy(&v, b.data() + x * 4, 4);
+    return v;
+  }
+  std::uint16_t u16(std::size_t x) const {
+    std::uint16_t v;
+    std::memcpy(&v, b.data() + x * 2, 2);
+    return v;
+  }
+};
+
+// Typed copies of the int8 values r of a tensor: f32 r / 64, binary16 or bfloat16 of that (all
+// exact), or int8 r.
+Buf typed(const std::vector<std::int8_t> &r, int dtype, std::size_t extra_bytes = 0);
+// An s8 tensor's scales: per row (0), per head (1), per tensor (2), or a row stride of 2 (3: a
+// bad count); the buffer as long as their extent.
+void scale_layout(unsigned mode, std::size_t heads, std::size_t rows, attnscore_tensor *t,
+                  std::vector<float> *v, Input &values);
 
 // A parallel-for that runs the tasks on this thread in an order the input picks, counting calls.
 struct Hook {
@@ -430,6 +475,7 @@ int fuzz_kcache_f16(Input &in, int cap);
 int fuzz_kcache_s8(Input &in, int cap);
 int fuzz_scores_bf16_c(Input &in, int cap);
 int fuzz_kcache_bf16(Input &in, int cap);
+int fuzz_attention_output(Input &in, int cap);
 
 }  // namespace fuzz
 

@@ -40,22 +40,23 @@ int decode_cap(Input &in) {
 
 using CallFn = int (*)(Input &, int cap);
 const CallFn kCalls[] = {
-    fuzz_scores_f32_c,    // 0, scores.cpp
-    fuzz_scores_f32_cpp,  // 1
-    fuzz_queries,         // 2, queries.cpp
-    fuzz_kcache_f32,      // 3, kcache.cpp
-    fuzz_attention,       // 4, attention.cpp
-    fuzz_scores_f16_c,    // 5, scores.cpp
-    fuzz_scores_f16_cpp,  // 6
-    fuzz_s8,              // 7, s8.cpp
-    fuzz_convert,         // 8, f16.cpp
-    fuzz_f16_out,         // 9
-    fuzz_quantize,        // 10, quantize.cpp
-    fuzz_parallel,        // 11, parallel.cpp
-    fuzz_kcache_f16,      // 12, kcache.cpp
-    fuzz_kcache_s8,       // 13
-    fuzz_scores_bf16_c,   // 14, scores.cpp
-    fuzz_kcache_bf16,     // 15, kcache.cpp
+    fuzz_scores_f32_c,      // 0, scores.cpp
+    fuzz_scores_f32_cpp,    // 1
+    fuzz_queries,           // 2, queries.cpp
+    fuzz_kcache_f32,        // 3, kcache.cpp
+    fuzz_attention,         // 4, attention.cpp
+    fuzz_scores_f16_c,      // 5, scores.cpp
+    fuzz_scores_f16_cpp,    // 6
+    fuzz_s8,                // 7, s8.cpp
+    fuzz_convert,           // 8, f16.cpp
+    fuzz_f16_out,           // 9
+    fuzz_quantize,          // 10, quantize.cpp
+    fuzz_parallel,          // 11, parallel.cpp
+    fuzz_kcache_f16,        // 12, kcache.cpp
+    fuzz_kcache_s8,         // 13
+    fuzz_scores_bf16_c,     // 14, scores.cpp
+    fuzz_kcache_bf16,       // 15, kcache.cpp
+    fuzz_attention_output,  // 16, output.cpp
 };
 
 }  // namespace

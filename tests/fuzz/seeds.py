@@ -13,7 +13,7 @@ import sys
 
 C, CPP, QUERIES, KCACHE, ATTENTION, F16C, F16CPP = 0, 1, 2, 3, 4, 5, 6
 S8, CONVERT, F16_OUT, QUANTIZE, PARALLEL, KCACHE_F16, KCACHE_S8 = 7, 8, 9, 10, 11, 12, 13
-BF16C, KCACHE_BF16 = 14, 15
+BF16C, KCACHE_BF16, OUTPUT = 14, 15, 16
 
 # Cap codes (decode_cap): c % 8 in 0, 1 -> best; 2..5 -> family level (c >> 3) % n; 6 -> another
 # family's level; 7 -> the next byte as is.
@@ -278,6 +278,144 @@ def attention_seeds(s):
         s["attn_s8_scales_" + name] = attn(4, 2, 5, 11, 9, dt=2, scm=scm)
     s["attn_s8_err_null_q_scale"] = attn(2, 1, 2, 3, 4, dt=2, nul=0xF1)
     s["attn_s8_err_null_k_scale"] = attn(2, 1, 2, 3, 4, dt=2, nul=0xF2)
+
+
+def out(hq, hkv, n_q, n_k, d, dv=0, lay=0, strides=(A_DEFAULT,) * 8, scale=SC_DEFAULT,
+        softcap=CAP_NONE, mask=0, flags=0, p0=bytes([0]), w=bytes([0]), nul=0, place=0, dt=0,
+        ksrc=0, vsrc=0, vt=0, ot=0, scm=0, sk=0, lb=0, par=0, cap=CAP_BEST):
+    """An attention-output case (fuzz_attention_output): n_k below 40, or 200 ... 710 (even);
+    d 0xff: ATTNSCORE_S8_MAX_D + 1; dv 0 (d), 1 ... 39, 0xf0 ATTNSCORE_ATTN_OUT_MAX_DV, 0xf1 one
+    more, 0xf2 huge; lay bits 0-1 Q, 2-3 K, 4-5 V, 6-7 O (0 head-major, 1 and 3 padded, 2
+    token-major); strides q, k, v, o (head, row) as attn's; dt, ksrc as attn's, and ksrc, vsrc
+    % 4 == 3 from a cache ((>> 2) % 8: 0 ... 2 fits, 3 shifted handle, 4 heads, 5 d, 6 a token
+    short, 7 the other kind); vt % 4 V's dtype (f32, f16, s8, bf16), >= 0xf8 none, bits 4-5 its
+    scales (0 per key, 1 per head, 2 per tensor, 3 a bad stride); ot % 8: 0-3 f32, 4-5 f16, 6
+    bf16, 7 none (bit 3: s8); scm: Q's (bits 0-1) and K's (2-3) scales, >= 0xf0 a bad scale of
+    Q, K or V (scm % 3); sk % 8: 0 NULL, 1 all -Inf, else finite, and sk >= 0xc0 one head's
+    -Inf, +Inf, NaN, -NaN, 1e30, -1e30, a subnormal, FLT_MAX ((sk >> 3) % 8); lb < 0x80 no lse,
+    else % 4 head-major, token-major, padded, overlapping heads (>= 0xf0 huge head stride);
+    nul >= 0xf8 NULL Q, K, V data (bits 0-2), 0xf0 ... their scales, 0xe8 ... O (bit 0) or the
+    descriptor (bit 1); place 0xe0 O in Q, 0xe8 O in V, 0xf0 O on the sinks, 0xf4 lse in O,
+    0xf8 lse in K, 0xfc lse in Q; par >= 0x80: 1 + par % 16 threads, order (par >> 4) % 4, bit
+    6 no parallel_for."""
+    sc = scale if isinstance(scale, bytes) else bytes([scale])
+    nk = bytes([n_k]) if n_k < 40 else bytes([0xC0, (n_k - 200) // 2])
+    dvb = dv if isinstance(dv, bytes) else bytes([dv])
+    return (bytes([OUTPUT]) + cap + bytes([hq, hkv, n_q]) + nk + bytes([d]) + dvb +
+            bytes([lay]) + b"".join(strides) + sc + bytes([softcap, mask, flags]) + p0 + w +
+            bytes([nul, place, dt, ksrc, vsrc, vt, ot, scm, sk, lb, par]))
+
+
+def output_seeds(s):
+    b = lambda v: bytes([v])
+    st = lambda i, code: tuple(code if j == i else A_DEFAULT for j in range(8))
+    tok, pad = 0xAA, 0x55
+    # Valid calls: decode and prefill, GQA, masks, softcap, dv, lse layouts, long rows (chunks).
+    s["out_ok_mha"] = out(3, 3, 5, 9, 8)
+    s["out_ok_gqa_prefill_causal"] = out(8, 2, 6, 17, 16, mask=1, p0=b(11), lb=0x80)
+    s["out_ok_decode_causal"] = out(4, 1, 1, 33, 32, mask=1, p0=b(32), lb=0x80)
+    s["out_ok_decode_long_rows"] = out(2, 1, 1, 600, 16, dv=24, lb=0x81)
+    s["out_ok_prefill_long_rows"] = out(2, 1, 4, 500, 8, lb=0x82, par=0x83)
+    s["out_ok_window_softcap"] = out(4, 2, 7, 21, 5, lay=pad, mask=3, p0=b(14), w=b(3),
+                                     softcap=CAP_1_5, lb=0x81)
+    s["out_ok_token_major"] = out(8, 1, 1, 30, 24, lay=tok, mask=1, p0=b(29), lb=0x80)
+    s["out_ok_dv_differs"] = out(4, 2, 3, 10, 8, dv=24, lb=0x82)
+    s["out_ok_dv_max"] = out(1, 1, 2, 8, 4, dv=0xF0, lb=0x80)
+    s["out_ok_softcap_scale"] = out(2, 1, 3, 7, 6, softcap=CAP_30, scale=SC_MINUS1, lb=0x80)
+    s["out_ok_no_visible_key"] = out(2, 1, 3, 6, 4, mask=2, p0=b(9), w=b(1), lb=0x80)
+    s["out_ok_no_visible_key_sink"] = out(2, 1, 3, 6, 4, mask=2, p0=b(9), w=b(1), lb=0x80,
+                                          sk=2)
+    s["out_ok_huge_offset_no_mask"] = out(2, 1, 3, 3, 4, p0=b(0xF0))
+    s["out_ok_f16_accumulate"] = out(4, 2, 5, 20, 32, flags=0x70, dt=1, lb=0x80)
+    s["out_ok_bf16_dot"] = out(4, 2, 5, 20, 32, flags=0x60, dt=8, lb=0x80)
+    s["out_ok_softmax_flag_ignored"] = out(2, 1, 3, 5, 4, flags=1, lb=0x80)
+    # Sinks: finite, all -Inf, one head's -Inf, huge, tiny, FLT_MAX.
+    s["out_ok_sinks"] = out(4, 2, 5, 12, 8, sk=2, lb=0x80)
+    s["out_ok_sinks_f16_o"] = out(4, 2, 5, 12, 8, sk=3, lb=0x81, ot=4)
+    s["out_ok_sinks_all_neg_inf"] = out(4, 2, 5, 12, 8, sk=1, lb=0x80)
+    for code, name in [(0, "neg_inf"), (4, "1e30"), (5, "minus_1e30"), (6, "subnormal"),
+                       (7, "flt_max")]:
+        s["out_ok_sink_" + name] = out(4, 2, 3, 9, 8, sk=0xC2 | code << 3, lb=0x80, mask=1,
+                                       p0=b(3))
+    # O f16; V of every dtype and scale layout; Q and K of every dtype.
+    s["out_ok_f16_o"] = out(4, 2, 6, 17, 16, mask=1, p0=b(11), ot=4, lb=0x80)
+    for vt, name in [(1, "f16"), (2, "s8_per_key"), (0x12, "s8_per_head"), (0x22, "s8_per_tensor"),
+                     (3, "bf16")]:
+        s["out_ok_v_" + name] = out(4, 2, 5, 13, 8, dv=12, vt=vt, lb=0x80, mask=1, p0=b(7))
+    for dt, name in [(1, "f16"), (2, "s8"), (8, "bf16")]:
+        s["out_ok_qk_" + name] = out(4, 2, 5, 13, 8, dt=dt, vt=dt % 4 if dt != 8 else 3,
+                                     lb=0x80, sk=2)
+        s["out_ok_qk_%s_key_cache" % name] = out(6, 3, 5, 19, 12, mask=1, p0=b(18), dt=dt,
+                                                 ksrc=0x43, lb=0x80)
+    # Value caches (and key caches), every V dtype.
+    for vt, name in [(0, "f32"), (1, "f16"), (2, "s8"), (3, "bf16")]:
+        s["out_ok_value_cache_" + name] = out(4, 2, 5, 19, 8, dv=16, vsrc=0x43, vt=vt, mask=1,
+                                              p0=b(14), lb=0x80)
+        s["out_ok_both_caches_" + name] = out(4, 1, 1, 33, 16, vsrc=0x47, ksrc=0x4B, vt=vt,
+                                              dt=vt if vt != 3 else 8, lb=0x80, sk=2)
+    s["out_ok_value_cache_long"] = out(2, 1, 1, 500, 8, vsrc=3, ksrc=3, lb=0x80)
+    # Parallel: 1, 2, 7 and 16 threads in every task order, and no parallel_for.
+    for par in (0x80, 0x91, 0xA6, 0xBF):
+        s["out_par_%02x" % par] = out(4, 2, 9, 33, 16, par=par, lb=0x80, sk=2)
+    s["out_par_decode_gqa"] = out(8, 1, 1, 300, 8, par=0x8F, lb=0x81)
+    s["out_err_par_no_fn"] = out(4, 2, 3, 5, 8, par=0xC1)
+    s["out_noop_par_no_fn"] = out(4, 2, 3, 0, 8, par=0xC1)
+    # No-ops, whatever the rest.
+    s["out_noop_zero_keys"] = out(2, 1, 3, 0, 4, nul=0xFF, scale=SC_NAN, dv=0xF1)
+    s["out_noop_zero_heads"] = out(0, 0, 3, 3, 0, nul=0xE9, sk=0xCA)
+    # Every error status.
+    s["out_err_null_desc"] = out(2, 1, 3, 3, 4, nul=0xEA)
+    s["out_err_null_o"] = out(2, 1, 3, 3, 4, nul=0xE9)
+    s["out_err_null_q"] = out(2, 1, 3, 3, 4, nul=0xF9)
+    s["out_err_null_v"] = out(2, 1, 3, 3, 4, nul=0xFC)
+    s["out_err_null_v_scales"] = out(2, 1, 3, 3, 4, nul=0xF4, vt=2)
+    s["out_err_zero_dim"] = out(2, 1, 3, 3, 0)
+    s["out_err_dim_too_large"] = out(2, 1, 3, 3, 0xFF, dt=2)
+    s["out_err_unknown_qk"] = out(2, 1, 2, 3, 4, dt=0xFF)
+    s["out_err_unknown_v"] = out(2, 1, 2, 3, 4, vt=0xF8)
+    s["out_err_unknown_v_minus_1"] = out(2, 1, 2, 3, 4, vt=0xFA)
+    s["out_err_o_bf16"] = out(2, 1, 2, 3, 4, ot=6)
+    s["out_err_o_s8"] = out(2, 1, 2, 3, 4, ot=0x0F)
+    s["out_err_o_none"] = out(2, 1, 2, 3, 4, ot=7)
+    s["out_err_dtype_mismatch"] = out(2, 1, 2, 3, 4, ksrc=0xF0)
+    for v, name in [(3, "shifted"), (4, "heads"), (5, "d"), (6, "short"), (7, "other_kind")]:
+        s["out_err_key_cache_" + name] = out(4, 2, 3, 9, 8, ksrc=3 | v << 2, lb=0x80)
+        s["out_err_value_cache_" + name] = out(4, 2, 3, 9, 8, dv=12, vsrc=3 | v << 2, vt=1,
+                                               lb=0x80)
+    s["out_err_value_cache_dv_default"] = out(4, 2, 3, 9, 8, vsrc=3 | 5 << 2, vt=2)
+    s["out_err_heads_mismatch"] = out(6, 4, 2, 3, 4)
+    s["out_err_bad_ldq"] = out(2, 1, 2, 3, 4, strides=st(1, a_short()))
+    s["out_err_bad_ldk"] = out(2, 1, 2, 3, 4, strides=st(3, a_short()))
+    s["out_err_bad_ldv"] = out(2, 1, 2, 3, 4, dv=6, strides=st(5, a_short(1)))
+    s["out_err_bad_ldo"] = out(2, 1, 2, 3, 4, dv=6, strides=st(7, a_short()))
+    s["out_err_v_scale_count"] = out(2, 1, 2, 3, 4, vt=0x32)
+    s["out_err_q_scale_count"] = out(2, 1, 2, 3, 4, dt=2, scm=3)
+    s["out_err_scale_nan"] = out(2, 1, 2, 3, 4, scale=SC_NAN)
+    s["out_err_softcap_neg"] = out(2, 1, 2, 3, 4, softcap=CAP_NEG)
+    s["out_err_flags_mask"] = out(2, 1, 2, 3, 4, mask=0xF8)
+    s["out_err_flags_flags"] = out(2, 1, 2, 3, 4, flags=0xF9)
+    s["out_err_f16_accumulate_on_f32"] = out(2, 1, 2, 3, 4, flags=0x70)
+    s["out_err_window_zero"] = out(2, 1, 2, 3, 4, mask=2, w=b(0))
+    s["out_err_position_overflow"] = out(2, 1, 3, 3, 4, mask=1, p0=b(0xF0))
+    for code, name in [(1, "pos_inf"), (2, "nan"), (3, "neg_nan")]:
+        s["out_err_sink_" + name] = out(4, 2, 3, 5, 4, sk=0xC2 | code << 3, lb=0x80)
+    s["out_err_sink_before_head_stride"] = out(4, 2, 3, 5, 4, sk=0xCA, lb=0x83)
+    s["out_err_head_stride_o"] = out(2, 1, 2, 3, 4, strides=st(6, a_short(1)))
+    s["out_err_head_stride_o_token_major"] = out(4, 2, 2, 3, 4, lay=0x80,
+                                                 strides=st(7, a_short(2)))
+    s["out_err_head_stride_v"] = out(2, 2, 2, 3, 4, strides=st(4, a_short(1)))
+    s["out_err_head_stride_lse"] = out(3, 1, 4, 3, 4, lb=0x83)
+    s["out_err_size_overflow_v"] = out(2, 2, 2, 3, 4, strides=st(4, a_huge(2)))
+    s["out_err_size_overflow_o"] = out(2, 1, 2, 3, 4, strides=st(6, a_huge(2)))
+    s["out_err_size_overflow_lse"] = out(4, 2, 2, 3, 4, lb=0xF2)
+    for place, name in [(0xE0, "o_in_q"), (0xE9, "o_in_v"), (0xF1, "o_on_sinks"),
+                        (0xF4, "lse_in_o"), (0xF9, "lse_in_k"), (0xFE, "lse_in_q")]:
+        s["out_err_overlap_" + name] = out(2, 1, 2, 3, 4, place=place, lb=0x80, sk=2)
+    s["out_err_quant_scale_v"] = out(2, 1, 2, 3, 4, vt=2, scm=0xF2)
+    s["out_err_quant_scale_q"] = out(2, 1, 2, 3, 4, dt=2, scm=0xF0)
+    s["out_err_row_too_long"] = out(2, 1, 2, 3, 4, dv=0xF1)
+    s["out_err_row_too_long_huge"] = out(2, 1, 2, 3, 4, dv=0xF2)
+    s["out_err_row_too_long_before_dtype"] = out(2, 1, 2, 3, 4, dv=0xF1, ot=7, nul=0xE9)
 
 
 # int8 (fuzz_s8): scale counts (decode_scale_count) and value modes.
@@ -561,6 +699,7 @@ def seeds():
     s["bf16_noop_n_q_zero_nulls"] = scores(BF16C, r(0), r(5), d(4), nul=nulls(True, True, True),
                                            scale=SC_NAN)
     attention_seeds(s)
+    output_seeds(s)
     s8_seeds(s)
     # The cache of each dtype: decode and prefill, multi-head, token-major appends, truncate,
     # every init, append and scores status.
