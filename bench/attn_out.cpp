@@ -184,6 +184,7 @@ void decode_counters(benchmark::State &state, attnscore_dtype dtype, std::size_t
   if (bw > 0) state.counters["%bw"] = C(gb / bw * 100, C::kIsIterationInvariantRate);
 }
 
+#ifdef ATTNSCORE_BENCH_OPENBLAS
 // Largest |a - b| over max |b|: the unfused output against the fused one.
 float rel_diff(const Buf<float> &a, const Buf<float> &b) {
   float diff = 0, big = 0;
@@ -193,6 +194,7 @@ float rel_diff(const Buf<float> &a, const Buf<float> &b) {
 }
 // Summed in another order (the sgemm's), the two outputs differ by a few f32 roundings.
 constexpr float kMaxRelDiff = 1e-4f;
+#endif
 
 void bm_decode(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, bool cold,
                std::size_t threads) {
