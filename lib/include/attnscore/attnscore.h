@@ -116,8 +116,22 @@ typedef enum attnscore_status {
  *   value NaN, infinite or subnormal: BAD_QUANT_SCALE; f16 S with ATTNSCORE_ATTN_SOFTMAX and
  *   n_k > ATTNSCORE_ATTN_F16_SOFTMAX_MAX_KEYS: ROW_TOO_LONG; then a par whose parallel_for is
  *   NULL: NULL_POINTER (a NULL par runs on the calling thread).
+ * attnscore_attention_output: as attnscore_attention without the checks of S (its dtype, data,
+ *   row_stride, strides, extent and overlaps, ROW_TOO_LONG), up to and including BAD_QUANT_SCALE
+ *   (a k_cache that is not a key cache: BAD_CACHE); then dv (0: d) above
+ *   ATTNSCORE_ATTN_OUT_MAX_DV: ROW_TOO_LONG; raw V's dtype not one this build has, or O neither
+ *   f32 nor f16: UNKNOWN_DTYPE; o.data, raw v.data or (s8 V) v.scale NULL: NULL_POINTER; a
+ *   v_cache that is not a value cache: BAD_CACHE; a value cache whose heads differ from
+ *   heads_kv or whose d differs from dv, or that holds fewer than n_k tokens: SHAPE_MISMATCH;
+ *   raw v.row_stride < dv: BAD_LDK; o.row_stride < dv: BAD_LDS; (s8 V) scale_row_stride above
+ *   1: BAD_SCALE_COUNT; a sink NaN or +Inf: BAD_SINK; heads or rows that overlap in raw V, O or
+ *   lse (cols 1): BAD_HEAD_STRIDE; an extent of V, its scales, O, lse or sinks past size_t or
+ *   the address space: SIZE_OVERFLOW; O meeting Q, K (or the key cache), V (or the value cache),
+ *   a scale array, the sinks or lse, or lse meeting any of those inputs: OVERLAP; (s8 V) a scale
+ *   value NaN, infinite or subnormal: BAD_QUANT_SCALE; then a par whose parallel_for is NULL:
+ *   NULL_POINTER.
  * attnscore_cache_init: mem, shape or cache NULL: NULL_POINTER; a kind other than
- *   ATTNSCORE_CACHE_KEYS: BAD_FLAGS; a dtype other than f32, f16, bf16 and s8: UNKNOWN_DTYPE;
+ *   ATTNSCORE_CACHE_KEYS and ATTNSCORE_CACHE_VALUES: BAD_FLAGS; a dtype other than f32, f16, bf16 and s8: UNKNOWN_DTYPE;
  * heads, capacity or d 0: ZERO_DIM; s8 with d > ATTNSCORE_S8_MAX_D: DIM_TOO_LARGE; a dtype the
  * build leaves out: UNKNOWN_DTYPE; a size past size_t: SIZE_OVERFLOW; bytes below
  *   attnscore_cache_bytes: BUFFER_TOO_SMALL.
@@ -467,7 +481,7 @@ attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
  * value q * scale rounded once) and summed in f32. The accuracy bound is in docs/contract.md.
  * Memory: no allocation; about 83 KiB of stack per task beside the scores path's.
  * @return the checks of attnscore_attention without those of S, then those of V, O, lse and
- *         sinks (the order is written above); nothing written on error. n_k == 0 is a no-op.
+ *         sinks (the check-order comment above); nothing written on error. n_k == 0 is a no-op.
  */
 attnscore_status attnscore_attention_output(const attnscore_attention_desc *desc,
                                             const attnscore_parallel *par);
