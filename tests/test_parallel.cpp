@@ -14,48 +14,18 @@
 
 #include "attn_case.hpp"
 #include "attnscore/attnscore.h"
+#include "parallel_hook.hpp"
 #include "support.hpp"
 
 namespace {
 
 using testing::Buffer;
 using testing::from_bits;
+using testing::Hook;
+using testing::hook_parallel_for;
 using testing::kGuardBits;
 using testing::threads_available;
 using testing::to_bits;
-
-// Hooks as callers write them. Each counts its calls and the tasks it ran.
-struct Hook {
-  enum Order { kForward, kReverse, kShuffled, kThreads } order;
-  std::size_t calls = 0, tasks = 0;
-};
-
-void hook_parallel_for(void *ctx, attnscore_task_fn fn, void *task_ctx, std::size_t n) {
-  Hook &h = *static_cast<Hook *>(ctx);
-  ++h.calls;
-  h.tasks += n;
-  std::vector<std::size_t> idx(n);
-  std::iota(idx.begin(), idx.end(), std::size_t{0});
-  switch (h.order) {
-    case Hook::kReverse:
-      std::reverse(idx.begin(), idx.end());
-      break;
-    case Hook::kShuffled: {
-      std::mt19937 rng(static_cast<unsigned>(n * 7919));
-      std::shuffle(idx.begin(), idx.end(), rng);
-      break;
-    }
-    case Hook::kThreads: {  // one std::thread per task, all at once
-      std::vector<std::thread> ts;
-      for (std::size_t i : idx) ts.emplace_back([=] { fn(task_ctx, i); });
-      for (std::thread &t : ts) t.join();
-      return;
-    }
-    default:
-      break;
-  }
-  for (std::size_t i : idx) fn(task_ctx, i);
-}
 
 // The built-in pool, owned (stopped when it goes).
 struct Pool {
