@@ -42,6 +42,7 @@ struct Attn {
 
 // Heads (and rows) pairwise disjoint: rows nested in heads, or heads nested in rows.
 bool nested(std::size_t heads, std::size_t rows, std::size_t cols, std::size_t hs, std::size_t rs) {
+  if (rows > 1 && rs < cols) return false;  // rows that overlap (only the lse's can get here)
   if (heads == 1) return true;
   if (rows == 1) return hs >= cols;
   std::size_t x, y;

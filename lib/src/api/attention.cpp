@@ -31,9 +31,10 @@ std::size_t elem_bytes(int dtype) noexcept {
 
 // Whether the heads x rows x cols elements with strides (hs, rs, 1) are pairwise distinct:
 // rows of cols elements nested in heads (head-major), or heads nested in rows (token-major).
-// Assumes rows > 0, heads > 0 and rs >= cols.
+// Assumes rows > 0 and heads > 0 (rows closer than cols: not distinct; the lse's rows can be).
 bool disjoint(std::size_t heads, std::size_t rows, std::size_t cols, std::size_t hs,
               std::size_t rs) noexcept {
+  if (rows > 1 && rs < cols) return false;
   if (heads == 1) return true;
   if (rows == 1) return hs >= cols;
   std::size_t span;  // elements of one head (rows nested in it) or of one row (heads in it)
