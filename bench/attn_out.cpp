@@ -196,16 +196,22 @@ float rel_diff(const Buf<float> &a, const Buf<float> &b) {
 constexpr float kMaxRelDiff = 1e-4f;
 #endif
 
+// The decode rows' data, once the row's pool has started (else the row is skipped: null).
+Decode *decode_setup(benchmark::State &state, const attnscore::ThreadPool &pool,
+                     attnscore_dtype dtype, std::size_t n_k, bool cold) {
+  if (pool.status() != ATTNSCORE_OK) {
+    state.SkipWithError(attnscore_status_string(pool.status()));
+    return nullptr;
+  }
+  return decode_data(state, dtype, n_k, cold);
+}
+
 void bm_decode(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, bool cold,
                std::size_t threads) {
   attnscore::ThreadPool pool(threads);
-  if (pool.status() != ATTNSCORE_OK) {
-    state.SkipWithError(attnscore_status_string(pool.status()));
-    return;
-  }
-  const attnscore_parallel par = pool.parallel();
-  Decode *data = decode_data(state, dtype, n_k, cold);
+  Decode *data = decode_setup(state, pool, dtype, n_k, cold);
   if (data == nullptr) return;
+  const attnscore_parallel par = pool.parallel();
   std::size_t i = 0;
   for (auto _ : state) {
     const attnscore_attention_desc a = data->desc(i++ % data->copies);
@@ -283,13 +289,9 @@ void pv_head(void *ctx, std::size_t h) {
 void bm_decode_unfused(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, bool cold,
                        std::size_t threads) {
   attnscore::ThreadPool pool(threads);
-  if (pool.status() != ATTNSCORE_OK) {
-    state.SkipWithError(attnscore_status_string(pool.status()));
-    return;
-  }
-  const attnscore_parallel par = pool.parallel();
-  Decode *data = decode_data(state, dtype, n_k, cold);
+  Decode *data = decode_setup(state, pool, dtype, n_k, cold);
   if (data == nullptr) return;
+  const attnscore_parallel par = pool.parallel();
   data->make_v32();
   data->s.resize(kHeadsQ * n_k);
   Buf<float> o(kHeadsQ * kDecodeD);
