@@ -131,7 +131,8 @@ typedef enum attnscore_status {
  *   value NaN, infinite or subnormal: BAD_QUANT_SCALE; then a par whose parallel_for is NULL:
  *   NULL_POINTER.
  * attnscore_cache_init: mem, shape or cache NULL: NULL_POINTER; a kind other than
- *   ATTNSCORE_CACHE_KEYS and ATTNSCORE_CACHE_VALUES: BAD_FLAGS; a dtype other than f32, f16, bf16 and s8: UNKNOWN_DTYPE;
+ *   ATTNSCORE_CACHE_KEYS and ATTNSCORE_CACHE_VALUES: BAD_FLAGS; a dtype other than f32, f16,
+ *   bf16 and s8: UNKNOWN_DTYPE;
  * heads, capacity or d 0: ZERO_DIM; s8 with d > ATTNSCORE_S8_MAX_D: DIM_TOO_LARGE; a dtype the
  * build leaves out: UNKNOWN_DTYPE; a size past size_t: SIZE_OVERFLOW; bytes below
  *   attnscore_cache_bytes: BUFFER_TOO_SMALL.
