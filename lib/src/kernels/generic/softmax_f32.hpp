@@ -140,22 +140,14 @@ inline void pv_tile(std::size_t n, std::size_t dv, const float *const *w, const 
     }
 }
 
-// pv_tile over any number of rows: tiles of 4, then the 1 to 3 left.
+// pv_tile over any number of rows: tiles of 4, then the 1 to 3 left one by one (two tile shapes
+// per level, not four: the library's size budget; a decode group is mostly 4 or 8 heads).
 template <class Arch>
 inline void pv(std::size_t rows, std::size_t n, std::size_t dv, const float *const *w,
                const float *v, std::size_t ldv, float *const *t) noexcept {
   std::size_t r = 0;
   for (; r + 4 <= rows; r += 4) pv_tile<Arch, 4>(n, dv, w + r, v, ldv, t + r);
-  switch (rows - r) {
-    case 3:
-      return pv_tile<Arch, 3>(n, dv, w + r, v, ldv, t + r);
-    case 2:
-      return pv_tile<Arch, 2>(n, dv, w + r, v, ldv, t + r);
-    case 1:
-      return pv_tile<Arch, 1>(n, dv, w + r, v, ldv, t + r);
-    default:
-      return;
-  }
+  for (; r < rows; ++r) pv_tile<Arch, 1>(n, dv, w + r, v, ldv, t + r);
 }
 
 }  // namespace softmax
