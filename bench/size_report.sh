@@ -6,13 +6,16 @@
 # total, per object file, per level and per dtype. Kernel objects are named qk_<dtype>_<level>,
 # the others count as "core"; a core file whose name has a dtype token (f32, f16, s8, bf16)
 # counts for that dtype, the rest as "common". Fails if the stripped aarch64 library is over
-# the budget (320 KiB with every dtype: f32, f16, bf16 and int8; 256 KiB before bf16, whose
-# NEON kernel alone is 27 KiB).
+# the budget: 336 KiB with every dtype (f32, f16, bf16 and int8) and the attention output call,
+# 320 KiB without the output call (-DATTNSCORE_ENABLE_OUTPUT=OFF); 256 KiB before bf16, whose
+# NEON kernel alone is 27 KiB.
 #   bash bench/size_report.sh [x86-64] [aarch64] [armv7] [-D<option>=<value> ...]
 # e.g. bash bench/size_report.sh aarch64 -DATTNSCORE_ENABLE_NEON=OFF
 set -euo pipefail
 cd "$(dirname "$0")/.."
-budget=$((320 * 1024))
+# aarch64 budgets: 320 KiB for the scores library (-DATTNSCORE_ENABLE_OUTPUT=OFF), 336 KiB with
+# the attention output call (the default), which adds about 20 KiB.
+budget=$((336 * 1024))
 targets=()
 options=()
 for arg in "$@"; do
@@ -22,6 +25,7 @@ for arg in "$@"; do
   esac
 done
 [ ${#targets[@]} -gt 0 ] || targets=(x86-64 aarch64 armv7)
+case " ${options[*]} " in *" -DATTNSCORE_ENABLE_OUTPUT=OFF "*) budget=$((320 * 1024)) ;; esac
 
 pkgs=(cmake ninja-build g++ libxsimd-dev)
 for target in "${targets[@]}"; do

@@ -483,6 +483,8 @@ attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
  * Memory: no allocation; about 83 KiB of stack per task beside the scores path's.
  * @return the checks of attnscore_attention without those of S, then those of V, O, lse and
  *         sinks (the check-order comment above); nothing written on error. n_k == 0 is a no-op.
+ *         A build without the call (ATTNSCORE_ENABLE_OUTPUT=OFF) returns
+ *         ATTNSCORE_ERR_UNKNOWN_DTYPE.
  */
 attnscore_status attnscore_attention_output(const attnscore_attention_desc *desc,
                                             const attnscore_parallel *par);

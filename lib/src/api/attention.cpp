@@ -147,6 +147,7 @@ attnscore_status check(const attnscore_attention_desc &a, const CacheCore **cach
   return ATTNSCORE_OK;
 }
 
+#if ATTNSCORE_HAVE_OUTPUT
 // The output call's own checks (V, O, lse, sinks), after check(); the order the header documents.
 attnscore_status check_output(const attnscore_attention_desc &a, const CacheCore *kc,
                               const Extents &x, const CacheCore **vcache) noexcept {
@@ -211,6 +212,8 @@ attnscore_status check_output(const attnscore_attention_desc &a, const CacheCore
   return ATTNSCORE_OK;
 }
 
+#endif  // ATTNSCORE_HAVE_OUTPUT
+
 }  // namespace
 }  // namespace attnscore
 
@@ -257,6 +260,12 @@ attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
   return ATTNSCORE_OK;
 }
 
+#if !ATTNSCORE_HAVE_OUTPUT
+attnscore_status attnscore_attention_output(const attnscore_attention_desc *,
+                                            const attnscore_parallel *) {
+  return ATTNSCORE_ERR_UNKNOWN_DTYPE;  // a build without the output call
+}
+#else
 attnscore_status attnscore_attention_output(const attnscore_attention_desc *desc,
                                             const attnscore_parallel *par) {
   if (desc == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
@@ -295,6 +304,7 @@ attnscore_status attnscore_attention_output(const attnscore_attention_desc *desc
   run_attention(a, kc, p, par);
   return ATTNSCORE_OK;
 }
+#endif
 
 int attnscore_flag_available(unsigned flag) {
   if (flag == ATTNSCORE_ATTN_SOFTMAX) return 1;

@@ -74,7 +74,9 @@ constexpr std::size_t kMinDecodeKeys = 256;
 }  // namespace
 
 void drive_parallel(const AnyEngine &e, const Problem &p, const attnscore_parallel *par) noexcept {
+#if ATTNSCORE_HAVE_OUTPUT
   if (p.out != nullptr) return run_output(e, p, par);
+#endif
   if (par == nullptr) return run_problem(e, Offsets{}, p);
   const std::size_t threads = par->threads == 0 ? 1 : par->threads;
   const auto ceil_div = [](std::size_t a, std::size_t b) { return a / b + (a % b != 0); };
