@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Inner-loop quality on the CPUs users have, whatever machine this runs on: compiles each hot
 # kernel (prefill tile, decode tile, the f16 and bf16 decode with their conversion, the int8
-# tiles) with its build's own compile command, cuts out its steady-state loop and asks llvm-mca
+# tiles, the attention output's P.V tile) with its build's own compile command, cuts out its steady-state loop and asks llvm-mca
 # how busy it keeps each core model's multiply-add pipes: the cycles the loop's multiply-adds
 # alone need at the model's throughput, over the loop's predicted cycles per iteration. Prints
 # one Markdown table per build: a row per loop, a column per core model.
@@ -53,7 +53,8 @@ presets=("$@")
 [ ${#presets[@]} -gt 0 ] || presets=(host aarch64 armv7)
 for p in "${presets[@]}"; do
   # Per loop: its source under arch/, its level (the CMake object), the entry's suffix (none:
-  # the prefill tile; _dec: the decode tile on raw K), the multiply-add, and the core models
+  # the prefill tile; _dec: the decode tile on raw K; _pv: the attention output's P.V tile;
+  # armv7 has no softmax row of its own), the multiply-add, and the core models
   # that lack the level's instructions (shown as "-": llvm-mca would model them anyway).
   case $p in
     host)
@@ -68,7 +69,8 @@ for p in "${presets[@]}"; do
         "x86/qk_s8_avx512 avx512 - vpmaddwd haswell"
         "x86/qk_s8_avx512vnni avx512vnni - vpdpbusd haswell,skylake-avx512"
         "x86/qk_s8_avxvnni avxvnni - vpdpbusd haswell,skylake-avx512,icelake-server,znver4"
-        "x86/qk_bf16_avx512bf16 avx512bf16 - vdpbf16ps haswell,skylake-avx512,icelake-server")
+        "x86/qk_bf16_avx512bf16 avx512bf16 - vdpbf16ps haswell,skylake-avx512,icelake-server"
+        "x86/softmax_f32_avx2 avx2 _pv vfmadd231ps" "x86/softmax_f32_avx512 avx512 _pv vfmadd231ps haswell")
       ;;
     aarch64)
       target="-mtriple=aarch64 -mattr=+dotprod,+i8mm,+bf16"
@@ -77,7 +79,8 @@ for p in "${presets[@]}"; do
       loops=("arm/qk_f32_neon neon - fmla" "arm/qk_f32_neon neon _dec fmla"
         "arm/qk_f16_neon neon _dec fmla" "arm/qk_bf16_neon neon _dec fmla"
         "arm/qk_s8_neon_dotprod neon_dotprod - sdot" "arm/qk_s8_neon_i8mm neon_i8mm - smmla"
-        "arm/qk_bf16_neon_bf16 neon_bf16 - bfdot cortex-a53,cortex-a55,cortex-a76,cortex-a78,neoverse-n1")
+        "arm/qk_bf16_neon_bf16 neon_bf16 - bfdot cortex-a53,cortex-a55,cortex-a76,cortex-a78,neoverse-n1"
+        "arm/softmax_f32_neon neon _pv fmla")
       ;;
     armv7)
       target="-mtriple=thumbv7a -mattr=+neon,+vfp4" cpus="cortex-a7 cortex-a15"
@@ -110,10 +113,11 @@ for p in "${presets[@]}"; do
     base=$(basename "$src")
     (cd "build/$p" && ${cmd/OUT/$tmp/$base.s})
     # The kernel entry (the tile's template instances are inlined into it).
-    prefix=$(sed -E 's/^(qk_[a-z0-9]+_).*/\1/' <<<"$base")
-    fn=$(grep -oE "^_ZN9attnscore[0-9]+${prefix}[0-9]+x[0-9]+(c[0-9]+)?__${dir}${suffix}E[A-Za-z0-9_]*" \
+    # (qk_f32_8x32__avx512, or a tile-less row such as softmax_f32__avx512 and its _pv loop)
+    prefix=$(sed -E 's/^([a-z]+_[a-z0-9]+)_.*/\1/' <<<"$base")
+    fn=$(grep -oE "^_ZN9attnscore[0-9]+${prefix}(_[0-9]+x[0-9]+(c[0-9]+)?)?__${dir}${suffix}E[A-Za-z0-9_]*" \
       "$tmp/$base.s" | head -1)
-    kernel=$(sed -E 's/^_ZN9attnscore[0-9]+(qk_[a-z0-9]+_[0-9x]+(c[0-9]+)?__[a-z0-9_]+)E.*/\1/' <<<"$fn")
+    kernel=$(sed -E 's/^_ZN9attnscore[0-9]+([a-z]+_[a-z0-9]+(_[0-9x]+(c[0-9]+)?)?__[a-z0-9_]+)E.*/\1/' <<<"$fn")
     inner_loop "$tmp/$base.s" "$fn" "$mac" >"$tmp/loop.s"
     grep -E "^\s([{]vex[}] )?($mac)\>" "$tmp/loop.s" >"$tmp/mac.s" || true
     printf '| `%s` (%s %s, %s instr.) |' "$kernel" "$(wc -l <"$tmp/mac.s")" "$mac" \
