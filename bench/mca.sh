@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Inner-loop quality on the CPUs users have, whatever machine this runs on: compiles each hot
 # kernel (prefill tile, decode tile, the f16 and bf16 decode with their conversion, the int8
-# tiles, the attention output's P.V tile) with its build's own compile command, cuts out its steady-state loop and asks llvm-mca
-# how busy it keeps each core model's multiply-add pipes: the cycles the loop's multiply-adds
-# alone need at the model's throughput, over the loop's predicted cycles per iteration. Prints
-# one Markdown table per build: a row per loop, a column per core model.
+# tiles, the attention output's P.V tile) with its build's own compile command, cuts out its
+# steady-state loop and asks llvm-mca how busy it keeps each core model's multiply-add pipes:
+# the cycles the loop's multiply-adds alone need at the model's throughput, over the loop's
+# predicted cycles per iteration. Prints one Markdown table per build: a row per loop, a column
+# per core model.
 #   usage: bench/mca.sh [host|aarch64|armv7]...   (default: all three; host must be x86-64)
 #   needs cmake, ninja, llvm-mca (Debian's llvm-19; llvm-14 lacks the newer models), the cross g++
 set -euo pipefail
@@ -53,9 +54,9 @@ presets=("$@")
 [ ${#presets[@]} -gt 0 ] || presets=(host aarch64 armv7)
 for p in "${presets[@]}"; do
   # Per loop: its source under arch/, its level (the CMake object), the entry's suffix (none:
-  # the prefill tile; _dec: the decode tile on raw K; _pv: the attention output's P.V tile;
-  # armv7 has no softmax row of its own), the multiply-add, and the core models
-  # that lack the level's instructions (shown as "-": llvm-mca would model them anyway).
+  # the prefill tile; _dec: the decode tile on raw K; _pv: the attention output's P.V tile),
+  # the multiply-add, and the core models that lack the level's instructions (shown as "-":
+  # llvm-mca would model them anyway). armv7 has no softmax row of its own, so no _pv loop.
   case $p in
     host)
       target="-mtriple=x86_64"
@@ -70,7 +71,8 @@ for p in "${presets[@]}"; do
         "x86/qk_s8_avx512vnni avx512vnni - vpdpbusd haswell,skylake-avx512"
         "x86/qk_s8_avxvnni avxvnni - vpdpbusd haswell,skylake-avx512,icelake-server,znver4"
         "x86/qk_bf16_avx512bf16 avx512bf16 - vdpbf16ps haswell,skylake-avx512,icelake-server"
-        "x86/softmax_f32_avx2 avx2 _pv vfmadd231ps" "x86/softmax_f32_avx512 avx512 _pv vfmadd231ps haswell")
+        "x86/softmax_f32_avx2 avx2 _pv vfmadd231ps"
+        "x86/softmax_f32_avx512 avx512 _pv vfmadd231ps haswell")
       ;;
     aarch64)
       target="-mtriple=aarch64 -mattr=+dotprod,+i8mm,+bf16"
@@ -115,9 +117,10 @@ for p in "${presets[@]}"; do
     # The kernel entry (the tile's template instances are inlined into it).
     # (qk_f32_8x32__avx512, or a tile-less row such as softmax_f32__avx512 and its _pv loop)
     prefix=$(sed -E 's/^([a-z]+_[a-z0-9]+)_.*/\1/' <<<"$base")
-    fn=$(grep -oE "^_ZN9attnscore[0-9]+${prefix}(_[0-9]+x[0-9]+(c[0-9]+)?)?__${dir}${suffix}E[A-Za-z0-9_]*" \
+    tile="(_[0-9]+x[0-9]+(c[0-9]+)?)?"
+    fn=$(grep -oE "^_ZN9attnscore[0-9]+${prefix}${tile}__${dir}${suffix}E[A-Za-z0-9_]*" \
       "$tmp/$base.s" | head -1)
-    kernel=$(sed -E 's/^_ZN9attnscore[0-9]+([a-z]+_[a-z0-9]+(_[0-9x]+(c[0-9]+)?)?__[a-z0-9_]+)E.*/\1/' <<<"$fn")
+    kernel=$(sed -E 's/^_ZN9attnscore[0-9]+([a-z0-9_]+)E.*/\1/' <<<"$fn")
     inner_loop "$tmp/$base.s" "$fn" "$mac" >"$tmp/loop.s"
     grep -E "^\s([{]vex[}] )?($mac)\>" "$tmp/loop.s" >"$tmp/mac.s" || true
     printf '| `%s` (%s %s, %s instr.) |' "$kernel" "$(wc -l <"$tmp/mac.s")" "$mac" \
