@@ -2,8 +2,10 @@
 // Attention problems of every dtype for the tests: Q and K (and int8 scales) in strided layouts
 // inside poisoned buffers, and the oracle the attention call must match bit for bit: per head,
 // the pinned scores call of the dtype at the current level, its rows then finished (softcap, mask,
-// softmax) by the step's own finishing. The runner checks the call with raw K or a key cache,
-// f32 or binary16 S, any parallel-for, and that nothing outside S is written.
+// softmax) by the step's own finishing. A key cache sums in the prefill order at every row count,
+// so its oracle is the scores call with more than kDecodeRows rows (docs/contract.md). The runner
+// checks the call with raw K or a key cache, f32 or binary16 S, any parallel-for, and that nothing
+// outside S is written.
 #ifndef ATTNSCORE_TESTS_ATTN_CASE_HPP
 #define ATTNSCORE_TESTS_ATTN_CASE_HPP
 
@@ -19,6 +21,7 @@
 
 #include "attnscore/attnscore.h"
 #include "core/finish.h"
+#include "dispatch/kernels.h"
 #include "support.hpp"
 
 namespace testing {
@@ -72,7 +75,8 @@ class AttnData {
   std::vector<float> qs, ks;  // int8 scales (NaN poison)
   std::size_t qs_hs = 0, qs_rs = 0, ks_hs = 0, ks_rs = 0;
   std::size_t s_elems;
-  std::vector<float> want;  // the oracle, at s_off with S's strides (set by prepare())
+  std::vector<float> want;        // the oracle, at s_off with S's strides (set by prepare())
+  std::vector<float> want_cache;  // the same with K from a key cache
 
   AttnData(const AttnCase &c_, std::mt19937 &rng) : c(c_), n_kt(c_.n_k + c_.extra_keys) {
     const std::size_t d = c.d;
@@ -160,10 +164,32 @@ class AttnData {
 
   bool finishes() const { return c.mask != 0 || c.softcap != 0.0f || c.softmax; }
 
-  // The pinned scores call of the dtype on head h (n_q x n_k, row stride n_k).
-  attnscore_status plain(std::size_t h, float *out) const {
+  // The pinned scores call of the dtype on head h (n_q x n_k, row stride n_k); with
+  // `prefill_order`, made with more than kDecodeRows rows (Q's, then copies of its last).
+  attnscore_status plain(std::size_t h, float *out, bool prefill_order = false) const {
     const std::size_t hk = h / (c.hq / c.hkv);
     const std::size_t qa = q_off + h * q_hs, ka = k_off + hk * k_hs;
+    if (prefill_order && c.dtype != ATTNSCORE_DTYPE_S8 && c.n_q <= attnscore::kDecodeRows) {
+      const std::size_t n = attnscore::kDecodeRows + 1;
+      std::vector<float> s(n * c.n_k), q32(n * c.d);
+      std::vector<std::uint16_t> q16(n * c.d);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t t = 0; t < c.d; ++t) {
+          const std::size_t x = qa + std::min(i, c.n_q - 1) * q_rs + t;
+          if (c.dtype == ATTNSCORE_DTYPE_F32)
+            q32[i * c.d + t] = qf[x];
+          else
+            q16[i * c.d + t] = qh[x];
+        }
+      const attnscore_status st =
+          c.dtype == ATTNSCORE_DTYPE_F32
+              ? attnscore_scores_f32(n, c.n_k, c.d, q32.data(), c.d, kf.data() + ka, k_rs, s.data(),
+                                     c.n_k, c.scale)
+              : attnscore_scores_f16(n, c.n_k, c.d, q16.data(), c.d, kh.data() + ka, k_rs, s.data(),
+                                     c.n_k, c.scale);
+      std::memcpy(out, s.data(), c.n_q * c.n_k * sizeof(float));
+      return st;
+    }
     switch (c.dtype) {
       case ATTNSCORE_DTYPE_F32:
         return attnscore_scores_f32(c.n_q, c.n_k, c.d, qf.data() + qa, q_rs, kf.data() + ka, k_rs,
@@ -181,12 +207,16 @@ class AttnData {
   // The oracle at the current level: the scores call per head, its rows finished as the step
   // documents (softcap, then -Inf outside the mask, or the softmax of the f32 kernel's level).
   std::string prepare() {
-    want.assign(s_elems, from_bits(kGuardBits));
+    const std::string err = prepare_one(false, &want);
+    return err.empty() ? prepare_one(true, &want_cache) : err;
+  }
+  std::string prepare_one(bool prefill_order, std::vector<float> *oracle) const {
+    oracle->assign(s_elems, from_bits(kGuardBits));
     std::vector<float> plain_s(c.n_q * c.n_k);
     const attnscore::SoftmaxSpanFn softmax =
         c.softmax ? attnscore::softmax_for(attnscore_kernel_level(ATTNSCORE_DTYPE_F32)) : nullptr;
     for (std::size_t h = 0; h < c.hq; ++h) {
-      const attnscore_status st = plain(h, plain_s.data());
+      const attnscore_status st = plain(h, plain_s.data(), prefill_order);
       if (st != ATTNSCORE_OK) return std::string("scores call: ") + attnscore_status_string(st);
       for (std::size_t i = 0; i < c.n_q; ++i) {
         float *row = plain_s.data() + i * c.n_k;
@@ -200,7 +230,7 @@ class AttnData {
             }
           attnscore::finish_row(row, c.n_k, sp, c.softcap, softmax);
         }
-        std::memcpy(want.data() + s_off + h * s_hs + i * s_rs, row, c.n_k * sizeof(float));
+        std::memcpy(oracle->data() + s_off + h * s_hs + i * s_rs, row, c.n_k * sizeof(float));
       }
     }
     return "";
@@ -237,6 +267,7 @@ class AttnData {
       std::memcpy(out->data(), f16 ? static_cast<const void *>(s16.data()) : s32.data(),
                   out->size());
     }
+    const std::vector<float> &oracle = cache != nullptr ? want_cache : want;
     std::vector<char> in_s(s_elems, 0);
     for (std::size_t h = 0; h < c.hq; ++h)
       for (std::size_t i = 0; i < c.n_q; ++i) {
@@ -248,14 +279,14 @@ class AttnData {
           const std::string at =
               " at h=" + std::to_string(h) + " i=" + std::to_string(i) + " j=" + std::to_string(j);
           if (f16) {
-            if (s16[x] != f16_nearest(want[x]))
+            if (s16[x] != f16_nearest(oracle[x]))
               return "f16 S is not the f32 result rounded once" + at;
             continue;
           }
-          if (to_bits(s32[x]) != to_bits(want[x]))
+          if (to_bits(s32[x]) != to_bits(oracle[x]))
             return std::string(finishes() ? "finished score"
                                           : "score differs from the scores call") +
-                   at + ": " + std::to_string(s32[x]) + " vs " + std::to_string(want[x]);
+                   at + ": " + std::to_string(s32[x]) + " vs " + std::to_string(oracle[x]);
           const bool vis = attn_visible(c, i, j);
           if (!vis && !c.softmax && s32[x] != -std::numeric_limits<float>::infinity())
             return "masked score is not -Inf" + at;

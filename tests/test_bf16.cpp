@@ -203,7 +203,8 @@ TEST_CASE("bf16 scores and attention equal the f32 call on the converted inputs,
     }
   }
   // The attention call, GQA (4 query heads on 2 KV heads), K raw and from a bf16 cache, with a
-  // causal window, softcap and softmax, f32 and f16 S: the f32 call's bits on the same values.
+  // causal window, softcap and softmax, f32 and f16 S: the f32 call's bits on the same values
+  // (from a cache: an f32 cache's, whose decode sums in another order than raw K's).
   const std::size_t hq = 4, hkv = 2, d = 72, n_k = 70;
   std::vector<std::uint16_t> kh;
   std::vector<float> kf;
@@ -217,6 +218,12 @@ TEST_CASE("bf16 scores and attention equal the f32 call on the converted inputs,
   std::memset(&src, 0, sizeof src);
   src.data = kh.data(), src.dtype = BF16, src.head_stride = n_k * d, src.row_stride = d;
   REQUIRE(attnscore_cache_append(cache, n_k, &src) == ATTNSCORE_OK);
+  const attnscore_cache_shape shape32{ATTNSCORE_CACHE_KEYS, F32, hkv, n_k, d};
+  std::vector<unsigned char> mem32(attnscore_cache_bytes(&shape32));
+  attnscore_cache *cache32 = nullptr;
+  REQUIRE(attnscore_cache_init(mem32.data(), mem32.size(), &shape32, &cache32) == ATTNSCORE_OK);
+  src.data = kf.data(), src.dtype = F32;
+  REQUIRE(attnscore_cache_append(cache32, n_k, &src) == ATTNSCORE_OK);
   for (const std::size_t n_q : {1, 3, 17}) {
     std::vector<std::uint16_t> qh;
     std::vector<float> qf;
@@ -235,7 +242,8 @@ TEST_CASE("bf16 scores and attention equal the f32 call on the converted inputs,
       a.s.data = sb.data();
       REQUIRE(attnscore_attention(&a, nullptr) == ATTNSCORE_OK);
       attnscore_attention_desc f = a;
-      f.q.dtype = f.k.dtype = F32, f.q.data = qf.data(), f.k.data = kf.data(), f.k_cache = nullptr;
+      f.q.dtype = f.k.dtype = F32, f.q.data = qf.data(), f.k.data = kf.data();
+      f.k_cache = from_cache ? cache32 : nullptr;
       f.s.data = s32.data();
       REQUIRE(attnscore_attention(&f, nullptr) == ATTNSCORE_OK);
       CAPTURE(n_q, from_cache, f16_s, a.flags);

@@ -81,6 +81,27 @@ struct AnyKernel {
 #endif
   }
 
+  // The summation order of this kernel's raw-K decode (docs/contract.md, "Summation order"):
+  // f32, f16 and bf16 kernels above scalar sum lane l of W over t = l, l + W, ... (fused where
+  // the level has FMA) and then the lanes in a fixed tree; 0 where the decode sums in the
+  // prefill order (scalar, int8, f16 accumulation, the bf16 dot product). Written here from the
+  // contract, not read from the library.
+  std::size_t decode_lanes() const {
+    if (is_s8() || acc16 || dot()) return 0;
+    switch (level) {
+      case ATTNSCORE_LEVEL_SSE2:
+      case ATTNSCORE_LEVEL_NEON:
+        return 4;
+      case ATTNSCORE_LEVEL_AVX2:
+        return 8;
+      case ATTNSCORE_LEVEL_AVX512:
+        return 16;
+      default:
+        return 0;
+    }
+  }
+  bool decode_fused() const { return level != ATTNSCORE_LEVEL_SSE2; }
+
   bool is_s8() const {
 #if ATTNSCORE_HAVE_S8
     return s8 != nullptr;
@@ -211,6 +232,26 @@ struct AnyKernel {
     return h;
   }
 };
+
+// One score in the decode order (see decode_lanes) in float arithmetic: lane l of W sums
+// q_t * k_t over t = l, l + W, ... from +0, zero-padded to whole vectors; then
+// x[l] += x[l + h] for h = W/2, ..., 1; the scale last.
+float decode_order(const float *q, const float *k, std::size_t d, float scale, std::size_t w,
+                   bool fused) {
+  float x[16];
+  const std::size_t padded = (d + w - 1) / w * w;
+  for (std::size_t l = 0; l < w; ++l) {
+    float acc = 0.0f;
+    for (std::size_t t = l; t < padded; t += w) {
+      const float a = t < d ? q[t] : 0.0f, b = t < d ? k[t] : 0.0f;
+      acc = fused ? std::fma(a, b, acc) : acc + a * b;
+    }
+    x[l] = acc;
+  }
+  for (std::size_t h = w / 2; h >= 1; h /= 2)
+    for (std::size_t l = 0; l < h; ++l) x[l] = x[l] + x[l + h];
+  return x[0] * scale;
+}
 
 // Every usable kernel of every dtype, f32 first, then f16, bf16 and int8: each table's kernels this
 // CPU runs (the others reported by testing::usable_kernels_*).
@@ -409,30 +450,41 @@ TEST_CASE("every kernel: any block of S gives the same bits as the whole call",
   kernel->run(n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, whole.data(), n_k, 0.1f);
   kernel->run(n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, again.data(), n_k, 0.1f);
   REQUIRE(std::memcmp(whole.data(), again.data(), whole.size() * sizeof(float)) == 0);
-  // Blocks that start and end off the register-tile grid.
+  // Blocks that start and end off the register-tile grid. A block of at most kDecodeRows rows
+  // takes the decode path, whose order may differ from the whole call's (decode_lanes): it is
+  // held to the decode call of its rows over every key instead.
   for (std::size_t i0 = 0; i0 < n_q; i0 += 1 + i0 % 3) {
     for (std::size_t j0 = 0; j0 < n_k; j0 += 1 + j0 % 5) {
       const std::size_t bq = 1 + (i0 * 7 + j0) % (n_q - i0), bk = 1 + (j0 * 5 + i0) % (n_k - j0);
       std::vector<float> part(bq * bk);
       kernel->run(bq, bk, d, q.data() + i0 * q.ld, q.ld, k.data() + j0 * k.ld, k.ld, part.data(),
                   bk, 0.1f);
+      const bool own_path = bq <= attnscore::kDecodeRows && kernel->decode_lanes() != 0;
+      std::vector<float> rows_all;
+      if (own_path) {
+        rows_all.resize(bq * n_k);
+        kernel->run(bq, n_k, d, q.data() + i0 * q.ld, q.ld, k.data(), k.ld, rows_all.data(), n_k,
+                    0.1f);
+      }
       for (std::size_t i = 0; i < bq; ++i)
-        for (std::size_t j = 0; j < bk; ++j)
-          if (testing::to_bits(part[i * bk + j]) !=
-              testing::to_bits(whole[(i0 + i) * n_k + j0 + j])) {
-            CAPTURE(i0, j0, bq, bk, i, j);
+        for (std::size_t j = 0; j < bk; ++j) {
+          const float want = own_path ? rows_all[i * n_k + j0 + j] : whole[(i0 + i) * n_k + j0 + j];
+          if (testing::to_bits(part[i * bk + j]) != testing::to_bits(want)) {
+            CAPTURE(i0, j0, bq, bk, i, j, own_path);
             FAIL("block result differs from the whole call");
           }
+        }
     }
   }
 }
 
-TEST_CASE("every kernel: the decode tile at every row count gives the prefill bits",
+TEST_CASE("every kernel: the decode tile at every row count gives its documented order's bits",
           "[kernels][f16][f32][s8][determinism]") {
   // The attention call's decode puts up to dec_rows query heads in the decode tile's rows; the
-  // scores call gives it at most kDecodeRows. Every row count against the prefill kernel (the
-  // driver with at least kDecodeRows + 1 rows), on exact integer data (also checked against
-  // the exact sum) and on random data.
+  // scores call gives it at most kDecodeRows. Every row count against the decode order written
+  // in the contract (decode_order), or where that is the prefill order, against the prefill
+  // kernel (the driver with at least kDecodeRows + 1 rows); on exact integer data (also checked
+  // against the exact sum) and on random data.
   const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
   const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
@@ -477,12 +529,18 @@ TEST_CASE("every kernel: the decode tile at every row count gives the prefill bi
         q_rows.mem.assign(q.mem.begin(), q.mem.begin() + q_rows.mem.size());
         const std::string err = kernel->check(s, q_rows, k, d, scale, exact);
         if (!err.empty()) FAIL(err);
+        const std::size_t w = kernel->decode_lanes();
         for (std::size_t i = 0; i < rows; ++i)
-          for (std::size_t j = 0; j < cols; ++j)
-            if (testing::to_bits(s.at(i, j)) != testing::to_bits(pre[i * cols + j])) {
-              CAPTURE(i, j, s.at(i, j), pre[i * cols + j]);
-              FAIL("decode tile differs from the prefill kernel");
+          for (std::size_t j = 0; j < cols; ++j) {
+            const float want = w == 0 ? pre[i * cols + j]
+                                      : decode_order(&q.at(i, 0), &k.at(j, 0), d, scale, w,
+                                                     kernel->decode_fused());
+            if (testing::to_bits(s.at(i, j)) != testing::to_bits(want)) {
+              CAPTURE(i, j, s.at(i, j), want, w);
+              FAIL((w == 0 ? "decode tile differs from the prefill kernel"
+                           : "decode tile differs from its documented order"));
             }
+          }
       }
 }
 
@@ -583,13 +641,19 @@ TEST_CASE("every kernel: the key cache of its dtype gives the same bits as the r
         a.s.data = cached.data();
         if (attnscore_attention(&a, nullptr) != ATTNSCORE_OK) return "attention status";
         const float scale = attnscore_default_scale(d);
+        // The cache sums in the prefill order at every row count (its decode reads packed
+        // panels): the raw call with more than kDecodeRows rows, Q's then copies of its last.
+        const std::size_t n_pre = s8 ? n_q : std::max(n_q, attnscore::kDecodeRows + 1);
         for (std::size_t h = 0; h < hq; ++h) {
-          std::vector<float> raw(n_q * n_k);
+          std::vector<float> raw(n_pre * n_k), qpad(n_pre * d);
+          for (std::size_t i = 0; i < n_pre; ++i)
+            std::memcpy(&qpad[i * d], q.data() + (h * n_q + std::min(i, n_q - 1)) * d,
+                        d * sizeof(float));
           const std::size_t hk = h / g;
-          kernel->run(n_q, n_k, d, q.data() + h * n_q * d, d, k.data() + hk * n_k * ldk, ldk,
-                      raw.data(), n_k, scale, s8 ? qs.data() + h * n_q : nullptr,
+          kernel->run(n_pre, n_k, d, qpad.data(), d, k.data() + hk * n_k * ldk, ldk, raw.data(),
+                      n_k, scale, s8 ? qs.data() + h * n_q : nullptr,
                       s8 ? ks.data() + hk * n_k : nullptr);
-          if (std::memcmp(raw.data(), cached.data() + h * n_q * n_k, raw.size() * sizeof(float)) !=
+          if (std::memcmp(raw.data(), cached.data() + h * n_q * n_k, n_q * n_k * sizeof(float)) !=
               0)
             return "head " + std::to_string(h) + " differs from the raw call";
         }

@@ -548,14 +548,24 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   Buf s_main = sb;
   // A parallel call: the single-threaded call's bits.
   if (pp != nullptr) same(s_main, again(desc, st, "the single-threaded call"), "parallel call");
-  // K from a cache: the raw call's bits on the keys appended (f32 accumulation, as the cache).
+  // K from a cache: the raw call's bits on the keys appended (f32 accumulation, as the cache),
+  // unless raw K takes the decode path, whose order differs from the cache's (kDecodeRows): then
+  // the values are checked below, and the checks after this one run on the raw call.
   attnscore_attention_desc raw = desc;
+  Buf cache_own;  // the cache's f32 S where raw K's differs (held to the values check)
   if (use_cache) {
     raw.k_cache = nullptr;
     raw.k = attnscore_tensor{
         ckeys.b.data(), static_cast<attnscore_dtype>(kt), c_n * c_d, c_d, cks.data(), c_n, 1};
     raw.flags &= ~6u;
-    same(s_main, again(raw, st, "the raw call"), "cache against raw K");
+    const Buf s_raw = again(raw, st, "the raw call");
+    if (s8 || a.n_q > kDecodeRows) {
+      same(s_main, s_raw, "cache against raw K");
+    } else {
+      cache_own =
+          st == ATTNSCORE_DTYPE_F32 ? s_main : again(desc, ATTNSCORE_DTYPE_F32, "the cache call");
+      s_main = s_raw;
+    }
   }
   // f16 S: the f32 S rounded once.
   Buf s32 = s_main;
@@ -588,19 +598,24 @@ int attention_case(Input &in, int, const AttnOpts &o) {
   std::vector<float> out(ns);
   for (std::size_t e = 0; e < ns; ++e) out[e] = s32.f32(e);
   if (!s8) {
-    check_attention_values(
-        a, out.data(),
-        [&](std::size_t h, std::size_t hk, std::size_t i, std::size_t j, double *r, double *e) {
-          double sum = 0, g1 = 0;
-          for (std::size_t t = 0; t < a.d; ++t) {
-            const double x =
-                (qr[h * a.qhs + i * a.qrs + t] / 64.0) * (kv[hk * khs + j * krs + t] / 64.0);
-            sum += x, g1 += std::fabs(x);
-          }
-          *r = sum * scale;
-          *e = gamma_n(a.d + 1) * g1 * std::fabs(scale) +
-               (2.0 * a.d + 2) * FLT_MIN * std::max(1.0, std::fabs(static_cast<double>(scale)));
-        });
+    std::vector<float> own(cache_own.b.empty() ? 0 : ns);
+    for (std::size_t e = 0; e < own.size(); ++e) own[e] = cache_own.f32(e);
+    for (const std::vector<float> *o : {&out, &own}) {
+      if (o->empty()) continue;
+      check_attention_values(
+          a, o->data(),
+          [&](std::size_t h, std::size_t hk, std::size_t i, std::size_t j, double *r, double *e) {
+            double sum = 0, g1 = 0;
+            for (std::size_t t = 0; t < a.d; ++t) {
+              const double x =
+                  (qr[h * a.qhs + i * a.qrs + t] / 64.0) * (kv[hk * khs + j * krs + t] / 64.0);
+              sum += x, g1 += std::fabs(x);
+            }
+            *r = sum * scale;
+            *e = gamma_n(a.d + 1) * g1 * std::fabs(scale) +
+                 (2.0 * a.d + 2) * FLT_MIN * std::max(1.0, std::fabs(static_cast<double>(scale)));
+          });
+    }
     return 0;
   }
   // s8: (float)acc * ((q_scale * scale) * k_scale), evaluated in float in that order.

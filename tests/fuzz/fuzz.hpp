@@ -131,6 +131,11 @@ constexpr int kForeign[] = {1, 5, 16};
 #endif
 constexpr int kBest = 255;
 
+// A scores or attention call of at most this many query rows on raw f32, f16 or bf16 K takes the
+// decode path, which sums in another order than prefill and the key cache (docs/contract.md,
+// "Summation order"): their bits are compared only within a path.
+constexpr std::size_t kDecodeRows = 3;
+
 struct LevelName {
   const char *name;
   int level;

@@ -415,8 +415,24 @@ int fuzz_cache(Input &in, int dtype) {
   std::vector<float> ref(ns, 0.0f), again(ns, 0.0f);
   attnscore_attention_desc r = a;
   r.k_cache = nullptr, r.k.data = kall.data(), r.k.scale = ksall.data(), r.s.data = ref.data();
+  // The cache sums in the prefill order at every row count; raw K's decode (at most kDecodeRows
+  // rows, not int8) in its own: then the raw call takes more rows, Q's and copies of its last.
+  const std::size_t n_pre = !s8 && n_q <= kDecodeRows ? kDecodeRows + 1 : n_q;
+  std::vector<unsigned char> qpad(hq * n_pre * (d == 0 ? 1 : d) * elem);
+  std::vector<float> spad(hq * n_pre * n_k);
+  if (n_pre != n_q) {
+    for (std::size_t h = 0; h < hq; ++h)
+      for (std::size_t i = 0; i < n_pre; ++i)
+        std::memcpy(&qpad[(h * n_pre + i) * d * elem],
+                    &qb[(h * n_q + (i < n_q ? i : n_q - 1)) * d * elem], d * elem);
+    r.n_q = n_pre, r.q.data = qpad.data(), r.q.head_stride = n_pre * d, r.q.row_stride = d;
+    r.s.data = spad.data(), r.s.head_stride = n_pre * n_k, r.s.row_stride = n_k;
+  }
   const attnscore_status rs = api("the raw call", [&] { return attnscore_attention(&r, nullptr); });
   if (rs != ATTNSCORE_OK) fail("the raw call returned %d", rs);
+  if (n_pre != n_q)
+    for (std::size_t h = 0; h < hq; ++h)
+      std::memcpy(&ref[h * n_q * n_k], &spad[h * n_pre * n_k], n_q * n_k * sizeof(float));
   auto expect_ref = [&](const float *out, const char *when) {
     for (std::size_t x = 0; x < ns; ++x) {
       float v;

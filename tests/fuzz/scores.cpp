@@ -518,7 +518,8 @@ int fuzz_scores(Input &in, Entry entry, int cap) {
   const attnscore_level first_level =
       api("attnscore_kernel_level", [] { return attnscore_kernel_level(D::kDtype); });
 
-  // A block of S computed alone: the same bits as in the whole call.
+  // A block of S computed alone: the same bits as in the whole call, or where the block and the
+  // whole call take different paths (kDecodeRows), as the block's rows over every key.
   {
     const std::size_t i0 = blk[0] % args.n_q, j0 = blk[1] % args.n_k;
     const std::size_t bq = 1 + blk[2] % (args.n_q - i0), bk = 1 + blk[3] % (args.n_k - j0);
@@ -531,9 +532,20 @@ int fuzz_scores(Input &in, Entry entry, int cap) {
     const attnscore_status st = api("block call", [&] { return D::call_c(b); });
     mem.disarm();
     if (st != ATTNSCORE_OK) fail("block (%zu, %zu) %zu x %zu returned %d", i0, j0, bq, bk, st);
+    std::vector<float> ref = first;
+    if ((bq <= kDecodeRows) != (args.n_q <= kDecodeRows)) {
+      ref.assign(bq * args.n_k, 0.0f);
+      Args r = b;
+      r.n_k = args.n_k, r.lds = args.n_k, r.s = ref.data(), r.k = args.k;
+      mem.arm(mats, 3);
+      const attnscore_status rs = api("rows call", [&] { return D::call_c(r); });
+      mem.disarm();
+      if (rs != ATTNSCORE_OK) fail("rows %zu x %zu returned %d", i0, bq, rs);
+      ref.insert(ref.begin(), i0 * args.n_k, 0.0f);  // at the whole call's row index
+    }
     for (std::size_t i = 0; i < bq; ++i)
       for (std::size_t j = 0; j < bk; ++j) {
-        const float x = part[i * bk + j], y = first[(i0 + i) * args.n_k + j0 + j];
+        const float x = part[i * bk + j], y = ref[(i0 + i) * args.n_k + j0 + j];
         if (to_bits(x) != to_bits(y) && !(std::isnan(x) && std::isnan(y)))
           fail("block (%zu, %zu) %zu x %zu: element (%zu, %zu) = %#x, whole call %#x", i0, j0, bq,
                bk, i, j, to_bits(x), to_bits(y));

@@ -77,6 +77,9 @@ struct Problem {
 #endif
   // The attention output instead of S (s null): output.cpp.
   const OutputSpec *out = nullptr;
+  // The decode shape (e.decodes(n_q) of the whole call, set by drive_parallel): every part of a
+  // call takes the path of the whole, whose summation order may differ from the other's.
+  bool decode = false;
 
   bool finishes() const noexcept { return mask != 0 || softcap != 0.0f || softmax != nullptr; }
 
@@ -130,7 +133,7 @@ __attribute__((noinline)) void drive(const E &engine, const Problem &p) noexcept
         finish_row(p.s + h * p.shs + i * p.srs, n_k, p.span(i), p.softcap, p.softmax);
   };
 
-  if (e.decodes(n_q)) {
+  if (p.decode) {
     // Decode: only the keys some row sees are computed. With one query row the group's heads are
     // the tile's rows, so each block of K is read (and transposed) once for up to dec_rows heads;
     // larger groups take it in near-equal parts while it is in L1.
@@ -199,6 +202,13 @@ struct Offsets {
   std::size_t h0 = 0, hk0 = 0, i0 = 0, j0 = 0;
 };
 
+// A whole call on the calling thread: drive() with the call's decode shape.
+template <class E>
+void drive_call(const E &e, Problem p) noexcept {
+  p.decode = e.decodes(p.n_q);
+  drive(e, p);
+}
+
 // An engine with its type erased, for the steps that run once per call or per block of S: the
 // split into tasks and the binary16 blocks. Templated, those steps were compiled once per engine
 // and per caller and made a third of the library on aarch64; only drive() needs the engine's type.
@@ -225,10 +235,11 @@ void drive_parallel(const AnyEngine &e, const Problem &p, const attnscore_parall
 
 template <class E>
 void drive_parallel(const E &e, const Problem &p, const attnscore_parallel *par) noexcept {
-  const bool decoding = e.decodes(p.n_q);
-  drive_parallel(
-      AnyEngine{&e, &drive_at<E>, decoding, e.mr(), e.key_unit(decoding), e.key_unit(false)}, p,
-      par);
+  Problem whole = p;
+  whole.decode = e.decodes(p.n_q);
+  drive_parallel(AnyEngine{&e, &drive_at<E>, whole.decode, e.mr(), e.key_unit(whole.decode),
+                           e.key_unit(false)},
+                 whole, par);
 }
 
 // The attention output of p.out on the engine (output.cpp): online softmax over chunks of keys

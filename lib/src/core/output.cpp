@@ -78,7 +78,7 @@ void block(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0,
     // The raw scores of the block's rows against keys [jlo, jhi): the scores call's bits.
     Problem sp;
     sp.heads_q = gh, sp.heads_kv = 1, sp.n_q = nr, sp.n_k = cols, sp.d = p.d;
-    sp.s = s, sp.shs = nr * cols, sp.srs = cols, sp.scale = p.scale;
+    sp.s = s, sp.shs = nr * cols, sp.srs = cols, sp.scale = p.scale, sp.decode = p.decode;
     e.drive_at(e.e, Offsets{h0, hk, i0, jlo}, sp);
     bool any = false;
     for (std::size_t r = 0; r < rows; ++r) {

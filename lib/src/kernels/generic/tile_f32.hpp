@@ -161,32 +161,40 @@ constexpr std::size_t kVectorRegisters =
 template <class Arch>
 constexpr std::size_t kDecodeGroupRows = kVectorRegisters<Arch> / 4;
 
-// Decode micro-kernel: rows <= R queries against cols <= KB * W keys read from raw row-major K,
-// with no panel: each W x W block of K (W keys x W dims) is read and transposed in registers once
-// and fed to the FMAs of all R rows, in the same sequence as the prefill kernel, so every element
-// is summed in the same order (fma over t = 0 ... d-1) and the results are bit-identical to
-// prefill. R > kDecodeRows is the attention call's g-row tile: the query heads of one KV head.
-//
-// Register map (N vector registers, W lanes):
-//   acc[r][b]  R * KBI vectors, one key per lane (keys b*W ...): independent FMA chains
-//   blk[W]     the block being loaded and transposed, then one step of d per vector
-//   qb         q[r][t] broadcast (x86: the FMA's memory operand)
-// KBI of the KB blocks are in flight at a time: all KB for R <= kDecodeRows (the scores call's
-// tile, unchanged), else the largest power of two dividing KB with R * KBI <= N - 2W (the
-// transpose needs about 2W registers at its widest):
-//   AVX-512 (N 32, W 16), R 4..8: 1 block, 4..8 chains; the 16 shuffles per W keys of a step
-//     and the R FMAs share ports 0 and 5, so more blocks in flight gain nothing and spill;
-//   AVX2 (16, 8), R 4: 1 block, 4 chains (shuffles on port 5, FMAs on ports 0 and 1);
-//   AArch64 NEON (32, 4), R 8: 2 blocks, 16 chains; R 4..6: 4 blocks (KB);
-//   armv7 NEON (16, 4), R 4: 2 blocks (KB), 8 chains.
-template <class Arch, std::size_t R, std::size_t KB>
-constexpr std::size_t kDecodeBlocksInFlight = [] {
+// Keys whose dot products the decode tile runs at once for R rows: the most (a power of two, at
+// most W) whose accumulators, the R query vectors and two more fit the register file.
+template <class Arch, std::size_t R>
+constexpr std::size_t kDecodeKeys = [] {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size, N = kVectorRegisters<Arch>;
-  if (R <= kDecodeRows) return KB;
-  std::size_t n = 1;
-  while (2 * n <= KB && KB % (2 * n) == 0 && R * 2 * n <= N - 2 * W) n *= 2;
+  std::size_t n = W;
+  while (n > 1 && R * n + R + 2 > N) n /= 2;
   return n;
 }();
+
+// Decode micro-kernel, in the dot-product form: rows <= R queries against cols <= KB * W keys of
+// raw row-major K. Each K row is read as whole vectors and multiplied into its own accumulator,
+// lane l summing t = l, l + W, l + 2W, ... in order (fma); a partial last vector is zero-padded
+// in Q and K (0 * 0 adds +0). The W lane sums of each score then go through LaneSums' fixed tree,
+// and the scale is applied once. No transposes: the per-key work is the read, the FMAs and a
+// share of the tree, so decode streams K at the rate memory gives it. The order differs from the
+// prefill kernel's (t in sequence), within the same bound; it is fixed per level, so decode is
+// deterministic and any block of keys or rows gives the same bits.
+//
+// Register map (N vector registers, W lanes), per pass over KI = kDecodeKeys<Arch, R> keys:
+//   acc[r][i]  R * KI vectors: row r against key i, one lane per t mod W
+//   qv[r]      R vectors: the step's W elements of each Q row (x86: the FMA's memory operand)
+//   kv         the step's W elements of the key (T other than float: converted while loading)
+//   AVX-512 (N 32, W 16): R 1: 16 keys; R 2, 3: 8; R 4: 4; R 8: 2
+//   AVX2, armv7 (16, 8 or 4): R 1: 8 or 4; R 2: 4; R 3, 4: 2
+//   AArch64 NEON (32, 4): R 1 ... 4: 4 keys; R 8: 2
+// A pass leaves its lane sums in part[r][key]; every W keys, LaneSums reduces W of them at once.
+// Q is read through qc, W-aligned and zero-padded (converted there once per call for T other than
+// float), in pieces of kDecodeDims elements of d.
+constexpr std::size_t kDecodeDims = 256;
+// How far ahead of its reads the decode prefetches K, in bytes of the stream: the hardware
+// prefetchers alone left cold reads at 20 GB/s on Zen 5; 8 KiB gave 36 GB/s (f32 and f16, d 128)
+// whatever the code's alignment, where a distance in rows (16-32 KiB) varied 26-37 with it.
+constexpr std::size_t kDecodePrefetchBytes = 8192;
 
 template <class Arch, std::size_t R, std::size_t KB, class T = float>
 inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d,
@@ -194,69 +202,83 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
                                std::size_t ldk, float *s, std::size_t lds, float scale) noexcept {
   using B = xsimd::batch<float, Arch>;
   using E = Elem<Arch, T>;
-  constexpr std::size_t W = B::size, KBI = kDecodeBlocksInFlight<Arch, R, KB>;
+  constexpr std::size_t W = B::size, KI = kDecodeKeys<Arch, R>, DC = kDecodeDims;
+  static_assert(W % KI == 0 && DC % W == 0, "passes tile a group of W keys; pieces whole vectors");
   const storage_t<T> *qr[R];
   for (std::size_t r = 0; r < R; ++r) qr[r] = q + (r < rows ? r : rows - 1) * ldq;
-  for (std::size_t b0 = 0; b0 < KB && b0 * W < cols; b0 += KBI) {
-    B acc[R][KBI];
-    for (std::size_t r = 0; r < R; ++r)
-      for (std::size_t b = 0; b < KBI; ++b) acc[r][b] = B(0.0f);
-    std::size_t t = 0;
-    for (; t + W <= d; t += W) {
-      // Other types than float: this step's W elements of each Q row, converted once.
-      alignas(64) float qc[R][W];
-      if (!std::is_same<T, float>::value)
-        for (std::size_t r = 0; r < R; ++r) E::load(qr[r] + t).store_aligned(qc[r]);
-#pragma GCC unroll 4
-      for (std::size_t b = 0; b < KBI; ++b) {
-        B blk[W];
-        const std::size_t j0 = (b0 + b) * W;
-        const std::uintptr_t src0 =
-            reinterpret_cast<std::uintptr_t>(k) + (j0 * ldk + t) * sizeof(storage_t<T>);
-        const std::size_t row_bytes = ldk * sizeof(storage_t<T>), ahead = KB * W * row_bytes;
-        if (j0 + W <= cols) {
-          // A whole block (every block but the last): no per-key test on the hot path.
-#pragma GCC unroll 16
-          for (std::size_t i = 0; i < W; ++i) {
-            const std::uintptr_t src = src0 + i * row_bytes;
-            blk[i] = E::load(reinterpret_cast<const storage_t<T> *>(src));
-            // The next tile's keys, same dims: see pack_panel.
-            __builtin_prefetch(reinterpret_cast<const void *>(src + ahead));
-          }
-        } else {
-          for (std::size_t i = 0; i < W; ++i) {
-            // Addresses as integers: a pointer past K (a padding key) is never formed.
-            const std::uintptr_t src = src0 + i * row_bytes;
-            blk[i] = j0 + i < cols ? E::load(reinterpret_cast<const storage_t<T> *>(src)) : B(0.0f);
-          }
+  alignas(64) float qc[R][DC];
+  alignas(64) float part[R][W * W];
+  for (std::size_t g0 = 0; g0 < cols; g0 += W) {
+    std::size_t t0 = 0;
+    do {  // at least once: every part lane is set, even for d == 0
+      const std::size_t tn = d - t0 < DC ? d - t0 : DC, tf = tn - tn % W;
+      // One piece (d <= DC): Q staged once per call; else once per piece and group.
+      if (g0 == 0 || d > DC) {
+        for (std::size_t r = 0; r < R; ++r) {
+          std::size_t t = 0;
+          for (; t < tf; t += W) E::load(qr[r] + t0 + t).store_aligned(qc[r] + t);
+          for (; t < tn; ++t) qc[r][t] = E::one(qr[r][t0 + t]);
+          for (; t % W != 0; ++t) qc[r][t] = 0.0f;
         }
-        Transpose<Arch>::run(blk);
-        // Constant indices throughout (unrolled): the accumulators stay in registers.
-#pragma GCC unroll 16
-        for (std::size_t tt = 0; tt < W; ++tt)
-#pragma GCC unroll 8
+      }
+      for (std::size_t k0 = 0; k0 < W; k0 += KI) {
+        if (g0 + k0 >= cols) {  // no key left: sums of 0, so the tree reads set lanes
           for (std::size_t r = 0; r < R; ++r)
-            acc[r][b] = fmadd(B(std::is_same<T, float>::value ? E::one(qr[r][t + tt]) : qc[r][tt]),
-                              blk[tt], acc[r][b]);
-      }
-    }
-    for (; t < d; ++t) {
-      for (std::size_t b = 0; b < KBI; ++b) {
-        alignas(64) float col[W];
-        for (std::size_t i = 0; i < W; ++i) {
-          const std::size_t j = (b0 + b) * W + i;
-          col[i] = j < cols ? E::one(k[j * ldk + t]) : 0.0f;
+            for (std::size_t x = k0 * W; x < (k0 + KI) * W; ++x) part[r][x] = 0.0f;
+          continue;
         }
-        const B kv = B::load_aligned(col);
-        for (std::size_t r = 0; r < R; ++r) acc[r][b] = fmadd(B(E::one(qr[r][t])), kv, acc[r][b]);
+        // Keys past cols repeat the last one (their sums are never stored): no branch inside.
+        std::uintptr_t kr[KI];
+        for (std::size_t i = 0; i < KI; ++i) {
+          const std::size_t j = g0 + k0 + i < cols ? g0 + k0 + i : cols - 1;
+          kr[i] = reinterpret_cast<std::uintptr_t>(k) + (j * ldk + t0) * sizeof(storage_t<T>);
+        }
+        B acc[R][KI];
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t i = 0; i < KI; ++i)
+            acc[r][i] = t0 == 0 ? B(0.0f) : B::load_aligned(part[r] + (k0 + i) * W);
+            // Key by key, each row read front to back, the pass unrolled: the reads form one linear
+            // stream the hardware prefetchers follow, and the keys' chains overlap out of order.
+            // (Interleaving the keys' steps read K in scattered columns: a third less cold
+            // bandwidth on Zen 5.)
+#pragma GCC unroll 16
+        for (std::size_t i0 = 0; i0 < KI; ++i0) {
+          for (std::size_t t = 0; t < tf; t += W) {
+            // (An inner loop of one key, as measured: the plain form compiled to a slower
+            // schedule, 24 against 37 GB/s cold on Zen 5, GCC 12.)
+#pragma GCC unroll 16
+            for (std::size_t i = i0; i < i0 + 1; ++i) {
+              const std::uintptr_t src = kr[i] + t * sizeof(storage_t<T>);
+              const B kv = E::load(reinterpret_cast<const storage_t<T> *>(src));
+              // kDecodePrefetchBytes on in the stream (never faults).
+              __builtin_prefetch(reinterpret_cast<const void *>(src + kDecodePrefetchBytes));
+#pragma GCC unroll 8
+              for (std::size_t r = 0; r < R; ++r)
+                acc[r][i] = fmadd(B::load_aligned(qc[r] + t), kv, acc[r][i]);
+            }
+          }
+        }
+        if (tf < tn) {
+          for (std::size_t i = 0; i < KI; ++i) {
+            alignas(64) float kt[W] = {};
+            const storage_t<T> *src = reinterpret_cast<const storage_t<T> *>(kr[i]) + tf;
+            for (std::size_t t = 0; t < tn - tf; ++t) kt[t] = E::one(src[t]);
+            const B kv = B::load_aligned(kt);
+            for (std::size_t r = 0; r < R; ++r)
+              acc[r][i] = fmadd(B::load_aligned(qc[r] + tf), kv, acc[r][i]);
+          }
+        }
+        for (std::size_t r = 0; r < R; ++r)
+          for (std::size_t i = 0; i < KI; ++i) acc[r][i].store_aligned(part[r] + (k0 + i) * W);
       }
-    }
+      t0 += DC;
+    } while (t0 < d);
     const B sc(scale);
-    const std::size_t j0 = b0 * W, n = cols - j0 < KBI * W ? cols - j0 : KBI * W;
+    const std::size_t n = cols - g0 < W ? cols - g0 : W;
     for (std::size_t r = 0; r < rows; ++r) {
-      alignas(64) float out[KBI * W];
-      for (std::size_t b = 0; b < KBI; ++b) (acc[r][b] * sc).store_aligned(out + b * W);
-      for (std::size_t j = 0; j < n; ++j) s[r * lds + j0 + j] = out[j];
+      alignas(64) float out[W];
+      (LaneSums<Arch>::run(part[r]) * sc).store_aligned(out);
+      for (std::size_t j = 0; j < n; ++j) s[r * lds + g0 + j] = out[j];
     }
   }
 }
