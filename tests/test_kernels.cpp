@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/driver.hpp"
 #include "dispatch/kernels.h"
 #include "support.hpp"
 
@@ -473,6 +474,42 @@ TEST_CASE("every kernel: any block of S gives the same bits as the whole call",
             CAPTURE(i0, j0, bq, bk, i, j, own_path);
             FAIL("block result differs from the whole call");
           }
+        }
+    }
+  }
+}
+
+TEST_CASE("every kernel: an S past the caches gives the bits of its row blocks",
+          "[kernels][f16][f32][s8][determinism]") {
+  // A call whose S reaches kStoreNTBytes stores whole 64-byte aligned tile rows non-temporally
+  // (at avx2 and avx512); blocks of 64 rows stay below it and store through the caches. Both must
+  // give the same bits, with S aligned (streamed) and one float off it (plain stores).
+  const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
+  const AnyKernel *kernel = &kernel_row;
+  CAPTURE(kernel->name);
+  std::mt19937 rng(11);
+  constexpr std::size_t n_k = 1027, lds = 1040, d = 3, rb = 64;
+  const std::size_t n_q = attnscore::kStoreNTBytes / sizeof(float) / n_k + 1;
+  REQUIRE(n_q % rb > attnscore::kDecodeRows);  // every block takes the prefill path
+  Buffer q(n_q, d, d, 0, kNaN), k(n_k, d, d, 0, kNaN);
+  testing::fill_uniform(q, rng);
+  testing::fill_uniform(k, rng);
+  kernel->round_to_dtype(q);
+  kernel->round_to_dtype(k);
+  std::vector<float> mem(n_q * lds + 32), block(rb * n_k);
+  const std::size_t a = (64 - reinterpret_cast<std::uintptr_t>(mem.data()) % 64) % 64 / 4;
+  for (const std::size_t off : {a, a + 1}) {
+    CAPTURE(off - a);
+    float *s = mem.data() + off;
+    kernel->run(n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, s, lds, 0.1f);
+    for (std::size_t i0 = 0; i0 < n_q; i0 += rb) {
+      const std::size_t rows = std::min(rb, n_q - i0);
+      kernel->run(rows, n_k, d, q.data() + i0 * q.ld, q.ld, k.data(), k.ld, block.data(), n_k,
+                  0.1f);
+      for (std::size_t i = 0; i < rows; ++i)
+        if (std::memcmp(s + (i0 + i) * lds, block.data() + i * n_k, n_k * sizeof(float)) != 0) {
+          CAPTURE(i0 + i);
+          FAIL("the whole call differs from its block of rows");
         }
     }
   }

@@ -32,6 +32,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#if defined(__SSE__) || defined(_M_X64)
+#include <xmmintrin.h>
+#endif
+
 #include "core/finish.h"
 #include "dispatch/kernels.h"
 
@@ -80,6 +84,10 @@ struct Problem {
   // The decode shape (e.decodes(n_q) of the whole call, set by drive_parallel): every part of a
   // call takes the path of the whole, whose summation order may differ from the other's.
   bool decode = false;
+  // Whole f32 tile rows of S stored non-temporally (kStoreNT), set with `decode`: an S of
+  // kStoreNTBytes or more that the call does not read back (no finishing). Never a block on the
+  // stack (the binary16 S, the attention output), which the call reads at once.
+  bool store_nt = false;
 
   bool finishes() const noexcept { return mask != 0 || softcap != 0.0f || softmax != nullptr; }
 
@@ -112,6 +120,19 @@ inline Problem attention_problem(const attnscore_attention_desc &a, float *s, fl
   p.softcap = a.softcap, p.mask = a.mask, p.pos_offset = a.pos_offset, p.window = a.window;
   p.softmax = (a.flags & ATTNSCORE_ATTN_SOFTMAX) ? softmax_for(level) : nullptr;
   return p;
+}
+
+// The f32 S of a whole call from which prefill stores it non-temporally: past every L2 seen (1 to
+// 2 MiB), where writing through the caches read each line for ownership and evicted Q and K.
+constexpr std::size_t kStoreNTBytes = std::size_t{4} << 20;
+
+// The paths of a whole call: decode or prefill (their summation orders differ), and whether its
+// S is stored non-temporally.
+template <class E>
+void set_paths(const E &e, Problem &p) noexcept {
+  p.decode = e.decodes(p.n_q);
+  p.store_nt = p.s != nullptr && !p.finishes() && p.out == nullptr &&
+               p.heads_q * p.n_q * p.n_k >= kStoreNTBytes / sizeof(float);
 }
 
 // Rows of a head computed before their rows are finished, so that the block of S being finished
@@ -183,7 +204,8 @@ __attribute__((noinline)) void drive(const E &engine, const Problem &p) noexcept
         if (ia == ib) continue;
         for (std::size_t t = 0; t < d; t += kc) {
           const std::size_t dc = d - t < kc ? d - t : kc;
-          const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u);
+          const unsigned flags = (t > 0 ? kAccumulate : 0u) | (t + dc == d ? kFinal : 0u) |
+                                 (p.store_nt ? kStoreNT : 0u);
           e.prepare(sc, hk, j, keys, t, dc);
           for (std::size_t h = hk * g; h < (hk + 1) * g; ++h)
             for (std::size_t i = ia; i < ib; i += mr) {
@@ -194,6 +216,10 @@ __attribute__((noinline)) void drive(const E &engine, const Problem &p) noexcept
       }
       finish_group(hk, r0, r1);
     }
+#if defined(__SSE__) || defined(_M_X64)
+  // Non-temporal stores are weakly ordered: done before the call (or task) returns.
+  if (p.store_nt) _mm_sfence();
+#endif
 }
 
 // Where a sub-problem starts in the whole call: its first query head, KV head, query row and key
@@ -202,10 +228,10 @@ struct Offsets {
   std::size_t h0 = 0, hk0 = 0, i0 = 0, j0 = 0;
 };
 
-// A whole call on the calling thread: drive() with the call's decode shape.
+// A whole call on the calling thread: drive() with the call's paths.
 template <class E>
 void drive_call(const E &e, Problem p) noexcept {
-  p.decode = e.decodes(p.n_q);
+  set_paths(e, p);
   drive(e, p);
 }
 
@@ -236,7 +262,7 @@ void drive_parallel(const AnyEngine &e, const Problem &p, const attnscore_parall
 template <class E>
 void drive_parallel(const E &e, const Problem &p, const attnscore_parallel *par) noexcept {
   Problem whole = p;
-  whole.decode = e.decodes(p.n_q);
+  set_paths(e, whole);
   drive_parallel(AnyEngine{&e, &drive_at<E>, whole.decode, e.mr(), e.key_unit(whole.decode),
                            e.key_unit(false)},
                  whole, par);

@@ -48,6 +48,7 @@ void drive_f16(const AnyEngine &e, const Offsets &o, const Problem &p) noexcept 
         Problem b = p;
         b.heads_q = hs, b.heads_kv = 1, b.n_q = rows - skip, b.n_k = cols;
         b.s = block, b.shs = (rows - skip) * cols, b.srs = cols, b.s16 = nullptr;
+        b.store_nt = false;
         b.pos_offset = p.mask != 0 ? p.pos_offset + i0 + skip - j0 : 0;
         const Offsets ob{o.h0 + h0, o.hk0 + h0 / g, o.i0 + i0 + skip, o.j0 + j0};
         e.drive_at(e.e, ob, b);

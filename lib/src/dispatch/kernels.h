@@ -18,8 +18,11 @@ namespace attnscore {
 // Kernel flags for calls on a chunk of d: kAccumulate starts from the partial sums the previous
 // chunk left in S (instead of 0); kFinal applies the scale at the store (otherwise the raw sums
 // are stored for the next chunk). kStream (s8): the panels stream from memory (the key cache,
-// read once per call), so the kernel prefetches ahead of them.
-constexpr unsigned kAccumulate = 1, kFinal = 2, kStream = 4;
+// read once per call), so the kernel prefetches ahead of them. kStoreNT (f32 prefill, with
+// kFinal): S is larger than the caches and not read again by the call, so whole 64-byte aligned
+// tile rows may be stored non-temporally (no read for ownership, no eviction of Q and K); the
+// driver fences once after its loop.
+constexpr unsigned kAccumulate = 1, kFinal = 2, kStream = 4, kStoreNT = 8;
 
 // Uniform f32 kernel, in two shapes that sum every element in the same order (so any block of
 // S gives the same bits whichever shape computed it):
