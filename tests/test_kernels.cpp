@@ -181,6 +181,14 @@ struct AnyKernel {
       }
   }
 
+  // Uniform reals in [-1, 1] for Q and K (in that order from rng), rounded to this dtype.
+  void fill_random(Buffer &q, Buffer &k, std::mt19937 &rng) const {
+    testing::fill_uniform(q, rng);
+    testing::fill_uniform(k, rng);
+    round_to_dtype(q);
+    round_to_dtype(k);
+  }
+
   // Exact integer data: small integers (sums exact in any order), or for int8 the full range,
   // and in every seventh case (variant) only its extremes -128 and 127.
   void fill_exact(Buffer &b, std::mt19937 &rng, unsigned variant) const {
@@ -318,10 +326,7 @@ std::string run_case(const AnyKernel &kernel, const Shape &sh, bool exact, float
     kernel.fill_exact(q, rng, variant);
     kernel.fill_exact(k, rng, variant);
   } else {
-    testing::fill_uniform(q, rng);
-    testing::fill_uniform(k, rng);
-    kernel.round_to_dtype(q);
-    kernel.round_to_dtype(k);
+    kernel.fill_random(q, k, rng);
   }
   std::vector<float> qs, ks;  // int8: per-row and per-key scales
   if (kernel.is_s8() && variant % 2 == 0) {
@@ -443,10 +448,7 @@ TEST_CASE("every kernel: any block of S gives the same bits as the whole call",
   std::mt19937 rng(7);
   const std::size_t n_q = 3 * kernel->mr + 2, n_k = 3 * kernel->nr + 3, d = 77;
   Buffer q(n_q, d, d, 0, kNaN), k(n_k, d, d + 2, 0, kNaN);
-  testing::fill_uniform(q, rng);
-  testing::fill_uniform(k, rng);
-  kernel->round_to_dtype(q);
-  kernel->round_to_dtype(k);
+  kernel->fill_random(q, k, rng);
   std::vector<float> whole(n_q * n_k), again(n_q * n_k);
   kernel->run(n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, whole.data(), n_k, 0.1f);
   kernel->run(n_q, n_k, d, q.data(), q.ld, k.data(), k.ld, again.data(), n_k, 0.1f);
@@ -492,10 +494,7 @@ TEST_CASE("every kernel: an S past the caches gives the bits of its row blocks",
   const std::size_t n_q = attnscore::kStoreNTBytes / sizeof(float) / n_k + 1;
   REQUIRE(n_q % rb > attnscore::kDecodeRows);  // every block takes the prefill path
   Buffer q(n_q, d, d, 0, kNaN), k(n_k, d, d, 0, kNaN);
-  testing::fill_uniform(q, rng);
-  testing::fill_uniform(k, rng);
-  kernel->round_to_dtype(q);
-  kernel->round_to_dtype(k);
+  kernel->fill_random(q, k, rng);
   std::vector<float> mem(n_q * lds + 32), block(rb * n_k);
   const std::size_t a = (64 - reinterpret_cast<std::uintptr_t>(mem.data()) % 64) % 64 / 4;
   for (const std::size_t off : {a, a + 1}) {
@@ -549,10 +548,7 @@ TEST_CASE("every kernel: the decode tile at every row count gives its documented
           kernel->fill_exact(q, rng, variant);
           kernel->fill_exact(k, rng, variant);
         } else {
-          testing::fill_uniform(q, rng);
-          testing::fill_uniform(k, rng);
-          kernel->round_to_dtype(q);
-          kernel->round_to_dtype(k);
+          kernel->fill_random(q, k, rng);
         }
         const float scale = variant % 3 ? attnscore_default_scale(d) : -0.3f;
         Buffer s(rows, cols, sh.lds, sh.s_off, testing::from_bits(testing::kGuardBits));
