@@ -58,9 +58,13 @@ struct FloatKernel<std::uint16_t> {
 // f32 Q and K, or 16-bit Q and K (binary16, bfloat16) converted exactly to f32, through a level's
 // f32 arithmetic. Prefill packs NR keys at a time from raw K (16-bit converted while packed) or
 // reads a cache's panels in place (16-bit: a chunk of a panel converted at a time); 16-bit Q rows
-// are converted into `qc` before the f32 micro-kernel reads them (one conversion per NR * MR FMAs),
-// so every element is summed as the f32 call sums the converted values. Decode streams raw K
+// are converted into `qc` before the f32 micro-kernel reads them, so every element is summed as the
+// f32 call sums the converted values. A 16-bit block holds as many panels as fit whole d in the
+// panel buffer (up to kPanelsF16): each Q row is then converted once per P * NR keys, not per NR
+// (at d 128, a 16-bit prefill ran 0.87-0.92x f32 converting Q per panel). Decode streams raw K
 // through `dec`, or the cache's panels through `cdec`.
+constexpr std::size_t kPanelsF16 = 4;
+
 template <class T, bool kCache>
 struct FloatEngine {
   static constexpr bool kF16 = !std::is_same<T, float>::value;
@@ -83,25 +87,37 @@ struct FloatEngine {
   }
   std::size_t nr() const noexcept { return f32().nr; }
   std::size_t mr() const noexcept { return f32().mr; }
-  std::size_t chunk() const noexcept { return kPanelFloats / nr(); }
-  std::size_t block(std::size_t, bool) const noexcept { return nr(); }
+  // Panels per prepared block: 1 for f32 (no Q to convert), else up to kPanelsF16 of whole d.
+  std::size_t panels() const noexcept {
+    const std::size_t fit = kPanelFloats / (nr() * d);
+    return !kF16 || fit < 1 ? 1 : fit < kPanelsF16 ? fit : kPanelsF16;
+  }
+  std::size_t chunk() const noexcept { return kPanelFloats / (panels() * nr()); }
+  std::size_t block(std::size_t, bool) const noexcept { return panels() * nr(); }
   void prepare(Scratch &sc, std::size_t hk, std::size_t j, std::size_t keys, std::size_t t,
                std::size_t dc) const noexcept {
+    const std::size_t nr = this->nr();
     sc.block = sc.panel;
-    if constexpr (!kCache)
-      k->pack(keys, dc, kv.p + hk * kv.hs + j * kv.rs + t, kv.rs, sc.panel);
-    else if constexpr (kF16)
-      k->to_f32(dc * nr(), kv.p + hk * kv.hs + j / nr() * kv.rs + t * nr(), sc.panel);
-    else
-      sc.block = kv.p + hk * kv.hs + j / nr() * kv.rs + t * nr();
+    for (std::size_t c = 0; c < keys; c += nr) {  // panel c / nr of the block
+      float *panel = sc.panel + c * dc;
+      if constexpr (!kCache)
+        k->pack(keys - c < nr ? keys - c : nr, dc, kv.p + hk * kv.hs + (j + c) * kv.rs + t, kv.rs,
+                panel);
+      else if constexpr (kF16)
+        k->to_f32(dc * nr, kv.p + hk * kv.hs + (j + c) / nr * kv.rs + t * nr, panel);
+      else  // one panel, read in place
+        sc.block = kv.p + hk * kv.hs + j / nr * kv.rs + t * nr;
+    }
   }
   void tile(Scratch &sc, std::size_t h, std::size_t i, std::size_t rows, std::size_t keys,
             std::size_t t, std::size_t dc, float *s, std::size_t lds,
             unsigned flags) const noexcept {
     if constexpr (kF16) {
-      const std::size_t kc = chunk();
+      const std::size_t kc = chunk(), nr = this->nr();
       for (std::size_t r = 0; r < rows; ++r) k->to_f32(dc, q.at(h, i + r) + t, sc.qc + r * kc);
-      f32().fn(rows, keys, dc, sc.qc, kc, sc.block, s, lds, scale, flags);
+      for (std::size_t c = 0; c < keys; c += nr)
+        f32().fn(rows, keys - c < nr ? keys - c : nr, dc, sc.qc, kc, sc.block + c * dc, s + c, lds,
+                 scale, flags);
     } else {
       k->fn(rows, keys, dc, q.at(h, i) + t, q.rs, sc.block, s, lds, scale, flags);
     }
