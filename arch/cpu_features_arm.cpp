@@ -59,4 +59,6 @@ std::uint64_t detect_cpu_features() noexcept {
   return f;
 }
 
+unsigned detect_cpu_tuning() noexcept { return kTuneGeneric; }
+
 }  // namespace attnscore

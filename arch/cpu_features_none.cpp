@@ -6,4 +6,6 @@ namespace attnscore {
 
 std::uint64_t detect_cpu_features() noexcept { return 0; }
 
+unsigned detect_cpu_tuning() noexcept { return kTuneGeneric; }
+
 }  // namespace attnscore

@@ -3,6 +3,8 @@
 // xsimd 8.1's own detection misreads AVX and skips the OS check, so it is not used.
 #include <cpuid.h>
 
+#include <cstring>
+
 #include "dispatch/kernels.h"
 
 namespace attnscore {
@@ -49,6 +51,22 @@ std::uint64_t detect_cpu_features() noexcept {
   if (ymm && (sub1_eax & (1u << 4))) f |= ATTNSCORE_CPU_AVXVNNI;
   if (zmm && (sub1_eax & (1u << 5))) f |= ATTNSCORE_CPU_AVX512BF16;
   return f;
+}
+
+unsigned detect_cpu_tuning() noexcept {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return kTuneGeneric;
+  const unsigned max_leaf = a;
+  char vendor[12];
+  std::memcpy(vendor, &b, 4), std::memcpy(vendor + 4, &d, 4), std::memcpy(vendor + 8, &c, 4);
+  __get_cpuid(1, &a, &b, &c, &d);
+  const unsigned base = (a >> 8) & 0xf, family = base == 0xf ? base + ((a >> 20) & 0xff) : base;
+  bool amx_bf16 = false;  // the core's (CPUID), not whether the OS lets a process use the tiles
+  if (max_leaf >= 7) {
+    __cpuid_count(7, 0, a, b, c, d);
+    amx_bf16 = d & (1u << 22);
+  }
+  return tuning_of(vendor, family, amx_bf16);
 }
 
 }  // namespace attnscore

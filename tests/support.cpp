@@ -6,12 +6,27 @@
 #include <cfenv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <xmmintrin.h>
 #endif
 
 namespace testing {
+
+bool sapphirerapids_tuning() {
+  const char *env = std::getenv("ATTNSCORE_CPU_TUNING");
+  if (env != nullptr && std::strcmp(env, "generic") == 0) return false;
+  if (env != nullptr && std::strcmp(env, "sapphirerapids") == 0) return true;
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool amx = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 22)) != 0;
+  return __builtin_cpu_is("intel") && amx;
+#else
+  return false;
+#endif
+}
 
 int level_rank(attnscore_level level) {
   switch (level) {

@@ -40,6 +40,11 @@ bool f32_level(attnscore_level level);
 // value: avxvnni, numbered after avx512vnni, ranks between avx2 and avx512); -1 if unknown.
 int level_rank(attnscore_level level);
 
+// Whether the library should apply the Sapphire Rapids tuning, by an oracle independent of its
+// detection: ATTNSCORE_CPU_TUNING's word, else an Intel core (the compiler runtime's) whose CPUID
+// leaf 7 has AMX-BF16 (EDX bit 22).
+bool sapphirerapids_tuning();
+
 // The levels of this build's family that this CPU runs, plus scalar.
 std::vector<attnscore_level> runnable_levels();
 

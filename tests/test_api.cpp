@@ -15,6 +15,7 @@
 
 #include "attnscore/attnscore.hpp"
 #include "attnscore_config.h"
+#include "dispatch/kernels.h"
 #include "support.hpp"
 
 using testing::Buffer;
@@ -128,9 +129,11 @@ TEST_CASE("the cap from ATTNSCORE_MAX_LEVEL is honoured", "[api][dispatch]") {
   CHECK(attnscore_kernel_level(ATTNSCORE_DTYPE_F32) == best_up_to(cap));
 }
 
-TEST_CASE("an unknown ATTNSCORE_MAX_LEVEL warns once and is ignored", "[.][env-warning]") {
-  // Run alone by ctest with ATTNSCORE_MAX_LEVEL=bogus, so the variable is first read here.
+TEST_CASE("an unknown ATTNSCORE_MAX_LEVEL or ATTNSCORE_CPU_TUNING warns once and is ignored",
+          "[.][env-warning]") {
+  // Run alone by ctest with both set to bogus, so the variables are first read here.
   REQUIRE(std::getenv("ATTNSCORE_MAX_LEVEL") != nullptr);
+  REQUIRE(std::getenv("ATTNSCORE_CPU_TUNING") != nullptr);
   std::fflush(stderr);
   const int saved = dup(2);
   std::FILE *capture = std::tmpfile();
@@ -139,6 +142,8 @@ TEST_CASE("an unknown ATTNSCORE_MAX_LEVEL warns once and is ignored", "[.][env-w
   const attnscore_level cap = attnscore_max_level();
   const std::string name = attnscore_kernel_name(ATTNSCORE_DTYPE_F32);
   attnscore_max_level();
+  const unsigned tuning = attnscore::cpu_tuning();
+  attnscore::cpu_tuning();
   std::fflush(stderr);
   dup2(saved, 2);
   close(saved);
@@ -153,6 +158,11 @@ TEST_CASE("an unknown ATTNSCORE_MAX_LEVEL warns once and is ignored", "[.][env-w
   const std::size_t first = text.find(needle);
   CHECK(first != std::string::npos);
   CHECK(text.find(needle, first + 1) == std::string::npos);
+  // ATTNSCORE_CPU_TUNING=bogus too: one warning, and the detected class.
+  const std::size_t tune = text.find("ignoring ATTNSCORE_CPU_TUNING=bogus");
+  CHECK(tune != std::string::npos);
+  CHECK(text.find("ignoring ATTNSCORE_CPU_TUNING", tune + 1) == std::string::npos);
+  CHECK(tuning == attnscore::detect_cpu_tuning());
 }
 
 TEST_CASE("the run-time cap: every level of the family, unknown levels rejected", "[api]") {

@@ -119,3 +119,19 @@ TEST_CASE("CPU features: levels follow the features, f32 has no dotprod or i8mm 
 #endif
   CHECK(attnscore::cpu_supports(ATTNSCORE_LEVEL_SCALAR));
 }
+
+TEST_CASE("the tuning class: Intel cores with AMX-BF16, unless ATTNSCORE_CPU_TUNING says",
+          "[dispatch]") {
+  using attnscore::tuning_of;
+  CHECK(tuning_of("GenuineIntel", 6, true) == attnscore::kTuneSapphireRapids);
+  CHECK(tuning_of("GenuineIntel", 6, false) == attnscore::kTuneGeneric);   // Cooper Lake, Ice Lake
+  CHECK(tuning_of("GenuineIntel", 19, true) == attnscore::kTuneGeneric);   // not family 6
+  CHECK(tuning_of("AuthenticAMD", 25, false) == attnscore::kTuneGeneric);  // Zen 4
+  CHECK(tuning_of("AuthenticAMD", 26, true) == attnscore::kTuneGeneric);   // no AMD has AMX
+  CHECK(tuning_of("GenuineIotel", 6, true) == attnscore::kTuneGeneric);    // all 12 chars read
+  const unsigned expected =
+      testing::sapphirerapids_tuning() ? attnscore::kTuneSapphireRapids : attnscore::kTuneGeneric;
+  CHECK(attnscore::cpu_tuning() == expected);
+  if (std::getenv("ATTNSCORE_CPU_TUNING") == nullptr)
+    CHECK(attnscore::detect_cpu_tuning() == expected);
+}

@@ -118,6 +118,7 @@ extern const KernelF16 qk_f16_4x4__neon_fp16acc_kernel = {
     0,  // no decode tile: rows go through acc
     nullptr,
     0,
-    0};
+    0,
+    kTuneGeneric};
 
 }  // namespace attnscore

@@ -170,6 +170,7 @@ struct KernelF16 {
   std::size_t dec_rows;  // dec takes up to this many rows, as KernelF32::dec_rows
   QkDotFn dot;           // a bf16 dot-product row (pack set, the f32-path members null), or null
   std::size_t dot_mr, dot_nr;
+  unsigned slow_on;  // kTune* cores where this row measured slower than the row the choice falls to
 };
 
 extern const KernelF16 qk_f16_4x4__scalar_kernel;
@@ -339,6 +340,18 @@ void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_
 
 // CPU feature detection (arch/cpu_features_*.cpp): ATTNSCORE_CPU_* bits, detected once.
 std::uint64_t detect_cpu_features() noexcept;
+
+// Cores on which a measurement changed a kernel choice: a row whose `slow_on` has the core's bit
+// is passed over there (registry.cpp). The one class so far: Intel's server cores with AMX
+// (Sapphire, Emerald and Granite Rapids), where `vdpbf16ps` runs at half the f32 FMA's rate.
+constexpr unsigned kTuneGeneric = 0;
+constexpr unsigned kTuneSapphireRapids = 1;
+// The class of a core from its CPUID vendor string (12 chars), family and whether it has AMX-BF16.
+unsigned tuning_of(const char *vendor, unsigned family, bool amx_bf16) noexcept;
+// This core's class (arch/cpu_features_*.cpp: kTuneGeneric off x86).
+unsigned detect_cpu_tuning() noexcept;
+// The class in effect: ATTNSCORE_CPU_TUNING (`generic`, `sapphirerapids`) if set, else detected.
+unsigned cpu_tuning() noexcept;
 
 }  // namespace attnscore
 

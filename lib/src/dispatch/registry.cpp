@@ -240,32 +240,58 @@ bool cpu_runs(const KernelF16 &kernel) noexcept {
   return cpu_supports(kernel.level) && (kernel.features & ~features) == 0;
 }
 
+namespace {
+// A row this CPU runs and that no measurement passes over on this core.
+bool chosen_here(const KernelF16 &kernel) noexcept {
+  return cpu_runs(kernel) && (kernel.slow_on & cpu_tuning()) == 0;
+}
+}  // namespace
+
 const KernelF16 &active_kernel_f16() noexcept {
   return pick(g_f16, kF16, *kF16[sizeof(kF16) / sizeof(kF16[0]) - 1],
-              [](const KernelF16 &k) { return k.acc == nullptr && cpu_runs(k); });
+              [](const KernelF16 &k) { return k.acc == nullptr && chosen_here(k); });
 }
 
 const KernelF16 *const *kernels_bf16(std::size_t *count) noexcept { return table_of(kBF16, count); }
 
 const KernelF16 &active_kernel_bf16() noexcept {
   return pick(g_bf16, kBF16, *kBF16[sizeof(kBF16) / sizeof(kBF16[0]) - 1],
-              [](const KernelF16 &k) { return k.dot == nullptr && cpu_runs(k); });
+              [](const KernelF16 &k) { return k.dot == nullptr && chosen_here(k); });
 }
 
 const KernelF16 &active_kernel_bf16dot() noexcept {
   // The fallback: the default mode.
   return pick(g_bf16dot, kBF16, active_kernel_bf16(),
-              [](const KernelF16 &k) { return k.dot != nullptr && cpu_runs(k); });
+              [](const KernelF16 &k) { return k.dot != nullptr && chosen_here(k); });
 }
 
 const KernelF16 &active_kernel_f16acc() noexcept {
   // The fallback: f32 accumulation.
   return pick(g_f16acc, kF16, active_kernel_f16(),
-              [](const KernelF16 &k) { return k.acc != nullptr && cpu_runs(k); });
+              [](const KernelF16 &k) { return k.acc != nullptr && chosen_here(k); });
 }
 #endif
 
 const KernelF32 *const *kernels_f32(std::size_t *count) noexcept { return table_of(kF32, count); }
+
+unsigned tuning_of(const char *vendor, unsigned family, bool amx_bf16) noexcept {
+  // Every Intel core with AMX-BF16 so far is a Golden Cove or later server core (family 6).
+  const bool intel = std::memcmp(vendor, "GenuineIntel", 12) == 0;
+  return intel && family == 6 && amx_bf16 ? kTuneSapphireRapids : kTuneGeneric;
+}
+
+// The tuning class, read once on first use: ATTNSCORE_CPU_TUNING if it names one, else detected.
+unsigned cpu_tuning() noexcept {
+  static const unsigned tuning = [] {
+    const char *env = std::getenv("ATTNSCORE_CPU_TUNING");
+    if (env == nullptr || *env == '\0') return detect_cpu_tuning();
+    if (std::strcmp(env, "generic") == 0) return kTuneGeneric;
+    if (std::strcmp(env, "sapphirerapids") == 0) return kTuneSapphireRapids;
+    std::fprintf(stderr, "attnscore: ignoring ATTNSCORE_CPU_TUNING=%s: not a tuning\n", env);
+    return detect_cpu_tuning();
+  }();
+  return tuning;
+}
 
 bool cpu_supports(attnscore_level level) noexcept {
   if (level_rank(level) < 0) return false;

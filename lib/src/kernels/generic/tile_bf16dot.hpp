@@ -27,7 +27,7 @@ inline std::uint32_t bf16_pair(const std::uint16_t *row, std::size_t t, std::siz
 // including file's `pack` and `dot_tile<R>` (its anonymous namespace): the tile for the rows
 // present, 1 ... 4 exactly (a decode step's group), else all MR (a tile repeats its last row for
 // the rows it lacks); the sums of a row do not depend on R.
-#define ATTNSCORE_DEFINE_BF16DOT(name, level, feature, MR, NR)                                    \
+#define ATTNSCORE_DEFINE_BF16DOT(name, level, feature, MR, NR, slow_on)                           \
   ATTNSCORE_KERNEL_ENTRY void name(                                                               \
       std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q, std::size_t ldq, \
       const float *panel, float *s, std::size_t lds, float scale, unsigned flags) noexcept {      \
@@ -46,6 +46,6 @@ inline std::uint32_t bf16_pair(const std::uint16_t *row, std::size_t t, std::siz
   }                                                                                               \
   extern const KernelF16 name##_kernel = {#name,   level,   nullptr, pack,    0,       nullptr,   \
                                           nullptr, nullptr, nullptr, feature, nullptr, 0,         \
-                                          0,       0,       name,    MR,      NR};
+                                          0,       0,       name,    MR,      NR,      slow_on};
 
 #endif  // ATTNSCORE_TILE_BF16DOT_HPP

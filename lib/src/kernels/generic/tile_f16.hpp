@@ -210,6 +210,7 @@ inline void narrow_row(std::size_t n, const float *src, std::uint16_t *dst) noex
                                           tile::kDecodeGroupRows<Arch>,                            \
                                           nullptr,                                                 \
                                           0,                                                       \
-                                          0};
+                                          0,                                                       \
+                                          kTuneGeneric};
 
 #endif  // ATTNSCORE_TILE_F16_HPP

@@ -85,7 +85,8 @@ constexpr KernelF16 row(const char *name) noexcept {
           kMaxDecodeRows,
           nullptr,
           0,
-          0};
+          0,
+          kTuneGeneric};
 }
 
 }  // namespace
