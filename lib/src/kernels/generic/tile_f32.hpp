@@ -275,6 +275,10 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
             // bandwidth on Zen 5.)
 #pragma GCC unroll 16
         for (std::size_t i0 = 0; i0 < KI; ++i0) {
+          // The key's R chains in locals: indexed in acc, GCC kept them in memory and stored
+          // all R every step on AArch64 (R 8: 8 stores beside 8 FMAs).
+          B a[R];
+          for (std::size_t r = 0; r < R; ++r) a[r] = acc[r][i0];
           for (std::size_t t = 0; t < tf; t += W) {
             // (An inner loop of one key, as measured: the plain form compiled to a slower
             // schedule, 24 against 37 GB/s cold on Zen 5, GCC 12.)
@@ -286,9 +290,10 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
               __builtin_prefetch(reinterpret_cast<const void *>(src + kDecodePrefetchBytes));
 #pragma GCC unroll 8
               for (std::size_t r = 0; r < R; ++r)
-                acc[r][i] = fmadd(B::load_aligned(qc[r] + t), kv, acc[r][i]);
+                a[r] = fmadd(B::load_aligned(qc[r] + t), kv, a[r]);
             }
           }
+          for (std::size_t r = 0; r < R; ++r) acc[r][i0] = a[r];
         }
         if (tf < tn) {
           for (std::size_t i = 0; i < KI; ++i) {
