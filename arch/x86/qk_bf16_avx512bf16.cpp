@@ -92,10 +92,8 @@ void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint
     step(p, w);
   }
   const __m512 sc = _mm512_set1_ps((flags & kFinal) ? scale : 1.0f);
-  // A large S (kStoreNT) streamed when every row of the tile is two whole 64-byte lines, as the
-  // f32 tile does (tile_f32.hpp); the driver fences.
-  if ((flags & (kFinal | kStoreNT)) == (kFinal | kStoreNT) && cols == kNR &&
-      reinterpret_cast<std::uintptr_t>(s) % 64 == 0 && lds % kW == 0) {
+  // A large S streamed as the f32 tile streams it (tile_f32.hpp); the driver fences.
+  if (streams_tile(flags, cols, kNR, s, lds)) {
     for (std::size_t i = 0; i < rows; ++i)
       for (std::size_t v = 0; v < 2; ++v)
         _mm512_stream_ps(s + i * lds + v * kW, _mm512_mul_ps(acc[i][v], sc));

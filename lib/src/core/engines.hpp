@@ -97,16 +97,18 @@ struct FloatEngine {
   void prepare(Scratch &sc, std::size_t hk, std::size_t j, std::size_t keys, std::size_t t,
                std::size_t dc) const noexcept {
     const std::size_t nr = this->nr();
-    sc.block = sc.panel;
-    for (std::size_t c = 0; c < keys; c += nr) {  // panel c / nr of the block
-      float *panel = sc.panel + c * dc;
-      if constexpr (!kCache)
-        k->pack(keys - c < nr ? keys - c : nr, dc, kv.p + hk * kv.hs + (j + c) * kv.rs + t, kv.rs,
-                panel);
-      else if constexpr (kF16)
-        k->to_f32(dc * nr, kv.p + hk * kv.hs + (j + c) / nr * kv.rs + t * nr, panel);
-      else  // one panel, read in place
-        sc.block = kv.p + hk * kv.hs + j / nr * kv.rs + t * nr;
+    if constexpr (kCache && !kF16) {  // one panel, read in place
+      sc.block = kv.p + hk * kv.hs + j / nr * kv.rs + t * nr;
+    } else {
+      sc.block = sc.panel;
+      for (std::size_t c = 0; c < keys; c += nr) {  // panel c / nr of the block
+        float *panel = sc.panel + c * dc;
+        if constexpr (!kCache)
+          k->pack(keys - c < nr ? keys - c : nr, dc, kv.p + hk * kv.hs + (j + c) * kv.rs + t, kv.rs,
+                  panel);
+        else
+          k->to_f32(dc * nr, kv.p + hk * kv.hs + (j + c) / nr * kv.rs + t * nr, panel);
+      }
     }
   }
   void tile(Scratch &sc, std::size_t h, std::size_t i, std::size_t rows, std::size_t keys,

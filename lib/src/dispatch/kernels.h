@@ -24,6 +24,15 @@ namespace attnscore {
 // driver fences once after its loop.
 constexpr unsigned kAccumulate = 1, kFinal = 2, kStream = 4, kStoreNT = 8;
 
+// Whether a tile of `cols` keys (NR the tile's width, a multiple of 16 floats) stores S
+// non-temporally: kStoreNT at the final store, every row whole and on 64-byte lines, or none
+// streamed (one test per tile).
+inline bool streams_tile(unsigned flags, std::size_t cols, std::size_t nr, const float *s,
+                         std::size_t lds) noexcept {
+  return (flags & (kFinal | kStoreNT)) == (kFinal | kStoreNT) && cols == nr &&
+         reinterpret_cast<std::uintptr_t>(s) % 64 == 0 && lds % (64 / sizeof(float)) == 0;
+}
+
 // Uniform f32 kernel, in two shapes that sum every element in the same order (so any block of
 // S gives the same bits whichever shape computed it):
 // - prefill: pack puts `cols` <= NR keys into a panel of NR * d floats (t-major, 64-byte

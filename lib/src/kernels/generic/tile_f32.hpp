@@ -152,9 +152,7 @@ inline void qk_f32_panel(std::size_t rows, std::size_t cols, std::size_t d, cons
   }
   const B sc((flags & kFinal) ? scale : 1.0f);
   if constexpr (kStoresNT<Arch, NR>) {
-    // Every row whole and on 64-byte lines, or none streamed (one test per tile).
-    if ((flags & (kFinal | kStoreNT)) == (kFinal | kStoreNT) && cols == NR &&
-        reinterpret_cast<std::uintptr_t>(s) % 64 == 0 && lds % (64 / sizeof(float)) == 0) {
+    if (streams_tile(flags, cols, NR, s, lds)) {
       for (std::size_t i = 0; i < rows; ++i)
         for (std::size_t v = 0; v < NV; ++v) store_nt<Arch>(s + i * lds + v * W, acc[i][v] * sc);
       return;
