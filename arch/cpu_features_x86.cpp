@@ -5,6 +5,11 @@
 
 #include <cstring>
 
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #include "dispatch/kernels.h"
 
 namespace attnscore {
@@ -16,8 +21,21 @@ std::uint64_t xgetbv0() noexcept {
   return (static_cast<std::uint64_t>(hi) << 32) | lo;
 }
 
-constexpr std::uint64_t kXcrYmm = 0x6;   // XMM and YMM state
-constexpr std::uint64_t kXcrZmm = 0xe6;  // + opmask, ZMM_Hi256, Hi16_ZMM state
+constexpr std::uint64_t kXcrYmm = 0x6;        // XMM and YMM state
+constexpr std::uint64_t kXcrZmm = 0xe6;       // + opmask, ZMM_Hi256, Hi16_ZMM state
+constexpr std::uint64_t kXcrTiles = 0x60000;  // XTILECFG and XTILEDATA state
+
+// Linux saves the 8 KiB of tile data only for processes that ask (arch_prctl
+// ARCH_REQ_XCOMP_PERM for XTILEDATA, once per process; it then sizes their signal frames for it).
+// Elsewhere the tiles are not used: no other OS has been tested.
+bool tiles_granted() noexcept {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
 
 }  // namespace
 
@@ -50,6 +68,9 @@ std::uint64_t detect_cpu_features() noexcept {
   }
   if (ymm && (sub1_eax & (1u << 4))) f |= ATTNSCORE_CPU_AVXVNNI;
   if (zmm && (sub1_eax & (1u << 5))) f |= ATTNSCORE_CPU_AVX512BF16;
+  // AMX-BF16 (bit 22) and AMX-TILE (bit 24) of leaf 7's EDX.
+  const bool amx = (d & (1u << 22)) && (d & (1u << 24));
+  if (zmm && amx && (xcr0 & kXcrTiles) == kXcrTiles && tiles_granted()) f |= ATTNSCORE_CPU_AMXBF16;
   return f;
 }
 

@@ -82,6 +82,19 @@ if(ATTNSCORE_HAVE_AVX512)
     set(ATTNSCORE_HAVE_AVX512BF16DOT 1)
   endif()
 endif()
+# The AMX tile kernel of the same option (tdpbf16ps), also a row of the avx512 level: it needs
+# AMX-TILE and AMX-BF16 and the tile state the OS grants a process; only its object gets -mamx-*.
+set(ATTNSCORE_HAVE_AMXBF16 0)
+if(ATTNSCORE_HAVE_AVX512BF16DOT)
+  set(ATTNSCORE_FLAGS_AMXBF16 ${ATTNSCORE_FLAGS_AVX512} -mamx-tile -mamx-bf16)
+  string(REPLACE ";" " " CMAKE_REQUIRED_FLAGS "${ATTNSCORE_FLAGS_AMXBF16}")
+  check_cxx_source_compiles("#include <immintrin.h>\nint main(){_tile_zero(0);_tile_dpbf16ps(0,1,2);_tile_release();return 0;}"
+                            ATTNSCORE_COMPILER_HAS_AMXBF16)
+  unset(CMAKE_REQUIRED_FLAGS)
+  if(ATTNSCORE_COMPILER_HAS_AMXBF16)
+    set(ATTNSCORE_HAVE_AMXBF16 1)
+  endif()
+endif()
 # And its AArch64 counterpart (BFDOT, the BF16 extension), a row of the neon level.
 set(ATTNSCORE_HAVE_NEON_BF16DOT 0)
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$" AND ATTNSCORE_HAVE_NEON)

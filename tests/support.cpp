@@ -12,6 +12,10 @@
 #include <cpuid.h>
 #include <xmmintrin.h>
 #endif
+#if defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace testing {
 
@@ -23,6 +27,21 @@ bool sapphirerapids_tuning() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   const bool amx = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 22)) != 0;
   return __builtin_cpu_is("intel") && amx;
+#else
+  return false;
+#endif
+}
+
+bool amx_bf16_usable() {
+#if defined(__x86_64__) && defined(__linux__) && defined(SYS_arch_prctl)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || (c & (1u << 27)) == 0) return false;  // OSXSAVE
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || (d & (1u << 22)) == 0 || (d & (1u << 24)) == 0)
+    return false;
+  std::uint32_t lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & 0x600e6u) != 0x600e6u) return false;
+  return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
 #else
   return false;
 #endif

@@ -45,6 +45,11 @@ int level_rank(attnscore_level level);
 // leaf 7 has AMX-BF16 (EDX bit 22).
 bool sapphirerapids_tuning();
 
+// Whether this process may run AMX-BF16, by an oracle independent of the library's detection:
+// CPUID leaf 7 (EDX bits 22 and 24), XCR0's tile and ZMM state, and (Linux) the kernel granting
+// the tile data to the process (asked here again; a second request is a no-op).
+bool amx_bf16_usable();
+
 // The levels of this build's family that this CPU runs, plus scalar.
 std::vector<attnscore_level> runnable_levels();
 

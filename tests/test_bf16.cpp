@@ -257,14 +257,16 @@ TEST_CASE("bf16 scores and attention equal the f32 call on the converted inputs,
 namespace {
 
 // Whether the bf16 dot product runs under a cap of `level`, by oracles independent of the
-// library's detection: the compiler runtime's (x86) or the kernel's auxiliary vector (AArch64).
-// Sapphire Rapids class cores pass over it (half the FMA's rate there).
+// library's detection: the compiler runtime's and CPUID (x86) or the kernel's auxiliary vector
+// (AArch64). Sapphire Rapids class cores pass over vdpbf16ps (half the FMA's rate there), not AMX.
 bool dot_expected(attnscore_level level) {
 #if defined(__x86_64__) && ATTNSCORE_HAVE_AVX512BF16DOT
-  return __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-         testing::level_rank(level) >= testing::level_rank(ATTNSCORE_LEVEL_AVX512) &&
-         !testing::sapphirerapids_tuning();
+  const bool avx512 = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512dq") &&
+                      testing::level_rank(level) >= testing::level_rank(ATTNSCORE_LEVEL_AVX512);
+  const bool amx = ATTNSCORE_HAVE_AMXBF16 && testing::amx_bf16_usable();
+  return avx512 &&
+         (amx || (__builtin_cpu_supports("avx512bf16") && !testing::sapphirerapids_tuning()));
 #elif defined(__aarch64__) && ATTNSCORE_HAVE_NEON_BF16DOT
   return (getauxval(AT_HWCAP2) & HWCAP2_BF16) != 0 &&
          testing::level_rank(level) >= testing::level_rank(ATTNSCORE_LEVEL_NEON);

@@ -31,6 +31,7 @@ constexpr Feature kFeatures[] = {
     {"AVX512VNNI", ATTNSCORE_CPU_AVX512VNNI},
     {"AVXVNNI", ATTNSCORE_CPU_AVXVNNI},
     {"AVX512BF16", ATTNSCORE_CPU_AVX512BF16},
+    {"AMXBF16", ATTNSCORE_CPU_AMXBF16},
     {"NEON", ATTNSCORE_CPU_NEON},
     {"VFPV4", ATTNSCORE_CPU_VFPV4},
     {"ASIMDDP", ATTNSCORE_CPU_ASIMDDP},
@@ -78,6 +79,7 @@ TEST_CASE("CPU features: detection matches the CPU model", "[cpu]") {
     // Natively, the baseline of the build's family at least.
 #if defined(__x86_64__)
     CHECK((got & ATTNSCORE_CPU_SSE2) != 0);
+    CHECK(((got & ATTNSCORE_CPU_AMXBF16) != 0) == testing::amx_bf16_usable());
 #elif defined(__aarch64__)
     CHECK((got & ATTNSCORE_CPU_NEON) != 0);
 #endif

@@ -107,7 +107,7 @@ void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint
 
 }  // namespace
 
-ATTNSCORE_DEFINE_BF16DOT(qk_bf16_8x8__neon_bf16, ATTNSCORE_LEVEL_NEON, ATTNSCORE_CPU_BF16, kMR, kNR,
-                         kTuneGeneric)
+ATTNSCORE_DEFINE_BF16DOT(qk_bf16_8x8__neon_bf16, ATTNSCORE_LEVEL_NEON, ATTNSCORE_CPU_BF16, pack,
+                         kMR, kNR, kTuneGeneric)
 
 }  // namespace attnscore

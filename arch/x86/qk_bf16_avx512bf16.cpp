@@ -12,42 +12,12 @@
 
 #include "dispatch/kernels.h"
 #include "kernels/generic/tile_bf16dot.hpp"
-#include "kernels/generic/transpose_f32.hpp"
+#include "pack_bf16_pairs.hpp"
 
 namespace attnscore {
 namespace {
 
-constexpr std::size_t kMR = 8, kNR = 32, kW = 16;
-using B = xsimd::batch<float, xsimd::avx512f>;
-
-// panel[p * kNR + j] = pair p of key j (zero for j >= cols): whole blocks of 16 keys x 16 pairs
-// as 16 x 16 transposes of 32-bit words, the rest one word at a time.
-ATTNSCORE_KERNEL_ENTRY void pack(std::size_t cols, std::size_t d, const std::uint16_t *k,
-                                 std::size_t ldk, float *panel_f) noexcept {
-  auto *panel = reinterpret_cast<std::uint32_t *>(panel_f);
-  const std::size_t full = d / 2, pairs = (d + 1) / 2;
-  std::size_t p = 0;
-  for (; p + kW <= full; p += kW) {
-    for (std::size_t j0 = 0; j0 < kNR; j0 += kW) {
-      B r[kW];
-      for (std::size_t i = 0; i < kW; ++i) {
-        // Addresses as integers: a pointer past K (a padding key, the next panel) is never formed.
-        const std::uintptr_t src = reinterpret_cast<std::uintptr_t>(k + 2 * p) + (j0 + i) * ldk * 2;
-        r[i] = j0 + i < cols
-                   ? B(_mm512_castsi512_ps(_mm512_loadu_si512(reinterpret_cast<const void *>(src))))
-                   : B(0.0f);
-        // The same piece of the next panel's keys: 32 rows read 64 bytes at a time defeat the
-        // hardware prefetchers (as in pack_panel). A prefetch never faults.
-        __builtin_prefetch(reinterpret_cast<const void *>(src + kNR * ldk * 2));
-      }
-      tile::Transpose<xsimd::avx512f>::run(r);
-      for (std::size_t i = 0; i < kW; ++i) r[i].store_aligned(panel_f + (p + i) * kNR + j0);
-    }
-  }
-  for (; p < pairs; ++p)
-    for (std::size_t j = 0; j < kNR; ++j)
-      panel[p * kNR + j] = j < cols ? tile::bf16_pair(k + j * ldk, 2 * p, d) : 0u;
-}
+constexpr std::size_t kMR = 8, kNR = kPairsNR, kW = 16;
 
 // Register map (zmm), R rows:
 //   acc[i][v]  2R: S[i][16 v .. 16 v + 15], one key per lane
@@ -117,6 +87,6 @@ void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint
 // Not chosen on Sapphire Rapids class cores: there vdpbf16ps peaks at half the f32 FMA's GFLOP/s
 // (106 against 213 measured on one), and the tile ran 0.73x the default bf16 mode.
 ATTNSCORE_DEFINE_BF16DOT(qk_bf16_8x32__avx512bf16, ATTNSCORE_LEVEL_AVX512, ATTNSCORE_CPU_AVX512BF16,
-                         kMR, kNR, kTuneSapphireRapids)
+                         pack_pairs, kMR, kNR, kTuneSapphireRapids)
 
 }  // namespace attnscore

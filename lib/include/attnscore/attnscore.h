@@ -199,6 +199,8 @@ typedef enum attnscore_level {
 #define ATTNSCORE_CPU_AVX512VNNI (UINT64_C(1) << 8)
 #define ATTNSCORE_CPU_AVXVNNI (UINT64_C(1) << 9)
 #define ATTNSCORE_CPU_AVX512BF16 (UINT64_C(1) << 10)
+/** AMX-TILE and AMX-BF16, the tile state saved by the OS and (Linux) granted to the process. */
+#define ATTNSCORE_CPU_AMXBF16 (UINT64_C(1) << 11)
 #define ATTNSCORE_CPU_NEON (UINT64_C(1) << 32)
 #define ATTNSCORE_CPU_VFPV4 (UINT64_C(1) << 33)
 #define ATTNSCORE_CPU_ASIMDDP (UINT64_C(1) << 34)

@@ -199,8 +199,11 @@ extern const KernelF16 qk_f16_4x4__neon_fp16acc_kernel;
 #endif
 
 // The bf16 rows: every f32 level's, sse2 included (the conversion is an integer shift), and the
-// opt-in dot-product rows of the avx512 level (AVX512_BF16 also needed) and of the neon level
-// (BF16 also needed, AArch64).
+// opt-in dot-product rows of the avx512 level (AMX-BF16, or AVX512_BF16, also needed) and of the
+// neon level (BF16 also needed, AArch64).
+#if ATTNSCORE_HAVE_AMXBF16
+extern const KernelF16 qk_bf16_128x32__amxbf16_kernel;
+#endif
 #if ATTNSCORE_HAVE_AVX512BF16DOT
 extern const KernelF16 qk_bf16_8x32__avx512bf16_kernel;
 #endif

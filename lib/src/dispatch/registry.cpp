@@ -116,6 +116,9 @@ constexpr const KernelF16 *kF16[] = {
 // Best first, as kF32 (every f32 level has its bf16 row). The dot-product row comes first; only
 // a call that asks for it takes it.
 constexpr const KernelF16 *kBF16[] = {
+#if ATTNSCORE_HAVE_AMXBF16
+    &qk_bf16_128x32__amxbf16_kernel,
+#endif
 #if ATTNSCORE_HAVE_AVX512BF16DOT
     &qk_bf16_8x32__avx512bf16_kernel,
 #endif

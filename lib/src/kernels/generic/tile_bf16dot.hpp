@@ -23,11 +23,17 @@ inline std::uint32_t bf16_pair(const std::uint16_t *row, std::size_t t, std::siz
 }  // namespace tile
 }  // namespace attnscore
 
-// Defines a dot-product kernel `name` and its table row `name_kernel` (kernels.h) from the
-// including file's `pack` and `dot_tile<R>` (its anonymous namespace): the tile for the rows
+// The table row `name_kernel` (kernels.h) of a dot-product kernel `name` and its `pack`.
+#define ATTNSCORE_BF16DOT_ROW(name, level, feature, pack, MR, NR, slow_on)                      \
+  extern const KernelF16 name##_kernel = {#name,   level,   nullptr, pack,    0,       nullptr, \
+                                          nullptr, nullptr, nullptr, feature, nullptr, 0,       \
+                                          0,       0,       name,    MR,      NR,      slow_on};
+
+// Defines a dot-product kernel `name` and its table row from the including file's `pack` and
+// `dot_tile<R>` (its anonymous namespace): the tile for the rows
 // present, 1 ... 4 exactly (a decode step's group), else all MR (a tile repeats its last row for
 // the rows it lacks); the sums of a row do not depend on R.
-#define ATTNSCORE_DEFINE_BF16DOT(name, level, feature, MR, NR, slow_on)                           \
+#define ATTNSCORE_DEFINE_BF16DOT(name, level, feature, pack, MR, NR, slow_on)                     \
   ATTNSCORE_KERNEL_ENTRY void name(                                                               \
       std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q, std::size_t ldq, \
       const float *panel, float *s, std::size_t lds, float scale, unsigned flags) noexcept {      \
@@ -44,8 +50,6 @@ inline std::uint32_t bf16_pair(const std::uint16_t *row, std::size_t t, std::siz
         return dot_tile<MR>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                  \
     }                                                                                             \
   }                                                                                               \
-  extern const KernelF16 name##_kernel = {#name,   level,   nullptr, pack,    0,       nullptr,   \
-                                          nullptr, nullptr, nullptr, feature, nullptr, 0,         \
-                                          0,       0,       name,    MR,      NR,      slow_on};
+  ATTNSCORE_BF16DOT_ROW(name, level, feature, pack, MR, NR, slow_on)
 
 #endif  // ATTNSCORE_TILE_BF16DOT_HPP
