@@ -34,13 +34,13 @@ std::vector<Probe> &probes() {
   return list;
 }
 
-std::map<int, double> g_peak;         // level -> measured FMA GFLOP/s
-std::map<int, double> g_peak_i8;      // level -> measured int8 dot-product GOPS
-double g_peak_bf16dot = 0;            // measured vdpbf16ps GFLOP/s (0: none)
-std::map<std::size_t, double> g_bw;   // K bytes -> measured GB/s reading that much, hot
-std::map<std::size_t, double> g_wbw;  // S bytes -> measured GB/s writing that much
-double g_dram_bw = 0;                 // GB/s reading the cold pool
-double g_dram_bw2 = 0;                // the same with two threads, each reading its half
+std::map<int, double> g_peak;                // level -> measured FMA GFLOP/s
+std::map<int, double> g_peak_i8;             // level -> measured int8 dot-product GOPS
+std::map<std::uint64_t, double> g_peak_dot;  // GFLOP/s of vdpbf16ps, tdpbf16ps: by CPU bit
+std::map<std::size_t, double> g_bw;          // K bytes -> measured GB/s reading that much, hot
+std::map<std::size_t, double> g_wbw;         // S bytes -> measured GB/s writing that much
+double g_dram_bw = 0;                        // GB/s reading the cold pool
+double g_dram_bw2 = 0;                       // the same with two threads, each reading its half
 
 int g_best_level = 0;
 
@@ -256,9 +256,12 @@ void set_counters_bf16dot(benchmark::State &state, const Shape &sh) {
     const double bw = sh.cold ? g_dram_bw : g_bw[static_cast<std::size_t>(sh.k_bytes())];
     if (bw > 0)
       state.counters["%bw"] = C(sh.k_bytes() * 1e-9 / bw * 100, C::kIsIterationInvariantRate);
-  } else if (g_peak_bf16dot > 0) {
-    state.counters["%peak_dot"] =
-        C(sh.flops() * 1e-9 / g_peak_bf16dot * 100, C::kIsIterationInvariantRate);
+  } else {
+    // The peak of the instruction the flag's kernel runs: AMX's wherever the CPU has it.
+    const std::uint64_t amx = attnscore_cpu_features() & ATTNSCORE_CPU_AMXBF16;
+    const double peak = g_peak_dot[amx != 0 ? amx : ATTNSCORE_CPU_AVX512BF16];
+    if (peak > 0)
+      state.counters["%peak_dot"] = C(sh.flops() * 1e-9 / peak * 100, C::kIsIterationInvariantRate);
   }
   set_write_counter(state, sh);
 }
@@ -663,13 +666,16 @@ void measure_limits() {
   for (const bench::ProbeI8 &p : bench::probes_bf16dot()) {
     // Wherever the CPU has the instruction, also where the tuning passes the kernel over: the
     // peak is the measurement that says why.
-    if ((attnscore_cpu_features() & ATTNSCORE_CPU_AVX512BF16) == 0) continue;
+    const std::uint64_t needs = static_cast<std::uint64_t>(p.level);
+    if ((attnscore_cpu_features() & needs) == 0) continue;
     constexpr std::size_t kIters = 1 << 16;
-    bench::g_peak_bf16dot = bench::best_rate(kIters * p.ops_per_iter,
-                                             [&](std::size_t) { return p.loop(kIters) * 1e-30f; });
+    const double peak = bench::best_rate(kIters * p.ops_per_iter,
+                                         [&](std::size_t) { return p.loop(kIters) * 1e-30f; });
+    bench::g_peak_dot[needs] = peak;
     char value[32];
-    std::snprintf(value, sizeof value, "%.1f", bench::g_peak_bf16dot);
-    benchmark::AddCustomContext("peak_bf16dot_gflops", value);
+    std::snprintf(value, sizeof value, "%.1f", peak);
+    benchmark::AddCustomContext(
+        needs == ATTNSCORE_CPU_AMXBF16 ? "peak_amx_bf16_gflops" : "peak_bf16dot_gflops", value);
   }
   if (best == nullptr) return;
   bench::g_best_level = best->level;

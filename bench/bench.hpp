@@ -114,8 +114,9 @@ struct ProbeI8 {
   double ops_per_iter;
 };
 bool register_probe_i8(const ProbeI8 &probe);
-// The bf16 dot-product peak (probe.cpp's object built for the opt-in bf16 kernel: vdpbf16ps),
-// in the same form: `ops_per_iter` floating-point operations a step (a product and its add: 2).
+// The bf16 dot-product peaks (probe.cpp's objects built for the opt-in bf16 kernels: vdpbf16ps,
+// AMX's tdpbf16ps), in the same form: `ops_per_iter` floating-point operations a step (a product
+// and its add: 2), `level` here the ATTNSCORE_CPU_* bit the instruction needs.
 bool register_probe_bf16dot(const ProbeI8 &probe);
 
 // Rate counters for a benchmark of `sh` at `level` (-1: an anchor, judged against the best

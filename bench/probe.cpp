@@ -21,8 +21,9 @@ using B = xsimd::batch<float, Arch>;
 
 // The f32 limits, at every level but avxvnni: an int8-only level (f32 runs avx2's probe),
 // numbered above avx512, which the bandwidth probe's choice of the highest level would take.
-// (Not in the object built for the bf16 dot product alone: ATTNSCORE_PROBE_BF16DOT.)
-#if !(defined(__AVXVNNI__) && !defined(__AVX512F__)) && !defined(ATTNSCORE_PROBE_BF16DOT)
+// (Not in the objects built for the bf16 dot products alone: ATTNSCORE_PROBE_BF16DOT, _AMXBF16.)
+#if !(defined(__AVXVNNI__) && !defined(__AVX512F__)) && !defined(ATTNSCORE_PROBE_BF16DOT) && \
+    !defined(ATTNSCORE_PROBE_AMXBF16)
 #define ATTNSCORE_PROBE_F32 1
 // `iters` steps of 12 independent multiply-adds (FMAs where the level has them, through the
 // kernels' own tile::fmadd, since xsimd 8.1 has no fused form at avx512f): 12 chains
@@ -157,7 +158,33 @@ const bool registered_i8 =
 int bf16dot_loop(std::size_t iters) {
   ATTNSCORE_ZMM24_LOOP(_mm512_set1_epi32(0x3f803f80), _mm512_set1_epi32(0x3c003c00));
 }
-const bool registered_bf16dot = bench::register_probe_bf16dot({0, bf16dot_loop, 24 * 32 * 2});
+const bool registered_bf16dot =
+    bench::register_probe_bf16dot({ATTNSCORE_CPU_AVX512BF16, bf16dot_loop, 24 * 32 * 2});
+#endif
+
+#if defined(ATTNSCORE_PROBE_AMXBF16)
+// The AMX peak: 4 independent tdpbf16ps a step (16 x 16 x 32 products and their adds each), the
+// kernel's 2 x 2 tiles, on tiles of zeros (the speed does not depend on the values).
+int amx_loop(std::size_t iters) {
+  alignas(64) unsigned char cfg[64] = {1};  // palette 1; then colsb[16] at 16, rows[16] at 48
+  for (int t = 0; t < 8; ++t) cfg[16 + 2 * t] = 64, cfg[48 + t] = 16;
+  __asm__ volatile("" ::: "memory");  // the stores before ldtilecfg reads them
+  _tile_loadconfig(cfg);
+  _tile_zero(4);
+  _tile_zero(5);
+  _tile_zero(6);
+  _tile_zero(7);
+  for (std::size_t i = 0; i < iters; ++i) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_release();
+  return 0;
+}
+const bool registered_amx =
+    bench::register_probe_bf16dot({ATTNSCORE_CPU_AMXBF16, amx_loop, 4 * 16 * 16 * 32 * 2});
 #endif
 
 #ifdef ATTNSCORE_PROBE_F32
