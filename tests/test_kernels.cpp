@@ -281,7 +281,8 @@ std::vector<AnyKernel> usable_all() {
   }
   for (const attnscore::KernelF16 *k : testing::usable_kernels_bf16()) {
     AnyKernel a = k->dot != nullptr
-                      ? AnyKernel{k->name, k->level, k->dot_mr, k->dot_nr, k->dot_nr}
+                      ? AnyKernel{k->name, k->level, k->dot_mr, k->dot_nr,
+                                  k->dec != nullptr ? k->nr_dec : k->dot_nr}
                       : AnyKernel{k->name, k->level, k->f32->mr, k->f32->nr, k->nr_dec};
     a.f16 = k, a.bf16 = true;
     all.push_back(a);
@@ -524,8 +525,9 @@ TEST_CASE("every kernel: the decode tile at every row count gives its documented
   const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
   const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
-  // An f16-accumulating or bf16 dot-product row has no decode tile (its own kernel).
-  if (kernel->acc16 || kernel->dot()) return;
+  // An f16-accumulating row, and a bf16 dot-product row without a decode kernel, have no decode
+  // tile (their own kernel).
+  if (kernel->acc16 || (kernel->dot() && kernel->dec_rows() == 0)) return;
   // An int8 kernel's decode kernel takes one row (d up to a chunk); some kernels have none.
   if (kernel->is_s8() && kernel->dec_rows() == 0) return;
   if (!kernel->is_s8()) {
@@ -536,7 +538,7 @@ TEST_CASE("every kernel: the decode tile at every row count gives its documented
   const std::size_t nr = kernel->nr_dec;
   unsigned variant = 0;
   for (std::size_t rows = 1; rows <= kernel->dec_rows(); ++rows)
-    for (std::size_t d : {1, 3, 4, 8, 15, 16, 17, 33, 64, 100, 128})
+    for (std::size_t d : {1, 3, 4, 8, 15, 16, 17, 33, 64, 100, 128, 512})
       for (std::size_t cols : {std::size_t{1}, nr / 2 - 1, nr / 2, nr / 2 + 1, nr - 1, nr}) {
         if (cols == 0) continue;
         const bool exact = variant % 2 == 0;

@@ -204,8 +204,9 @@ struct F16AccEngine {
 };
 
 // The opt-in bf16 dot product (raw K): NR keys at a time packed as pairs of dims, then the row
-// tiles over the panel; no decode shape (a decode step packs its block of keys once for the
-// group's heads, as prefill does).
+// tiles over the panel. A row with a decode kernel (AMX: raw K, the prefill's bits) takes the
+// decode shape for d up to kDotDecMaxD; without one a decode step packs its block of keys once
+// for the group's heads, as prefill does.
 struct Bf16DotEngine {
   const KernelF16 *k;
   QView<std::uint16_t> q;
@@ -228,13 +229,20 @@ struct Bf16DotEngine {
             unsigned flags) const noexcept {
     k->dot(rows, keys, dc, q.at(h, i) + t, q.rs, sc.panel, s, lds, scale, flags);
   }
-  bool decodes(std::size_t) const noexcept { return false; }
-  std::size_t dec_rows(bool) const noexcept { return k->dot_mr; }
-  std::size_t dec_keys(std::size_t, std::size_t n_k) const noexcept { return n_k; }
+  bool decodes(std::size_t n_q) const noexcept {
+    return k->dec != nullptr && d <= kDotDecMaxD && n_q <= kDecodeRows;
+  }
+  std::size_t dec_rows(bool by_heads) const noexcept {
+    return by_heads ? k->dec_rows : kDecodeRows;
+  }
+  std::size_t dec_keys(std::size_t, std::size_t) const noexcept { return k->nr_dec; }
   std::size_t key_align() const noexcept { return 1; }
   std::size_t key_unit(bool) const noexcept { return k->dot_nr; }
-  void dec(std::size_t, std::size_t, std::size_t, std::size_t, bool, std::size_t, std::size_t,
-           float *, std::size_t) const noexcept {}  // decodes() is false: never called
+  void dec(std::size_t hk, std::size_t h, std::size_t i, std::size_t rows, bool by_heads,
+           std::size_t j, std::size_t cols, float *s, std::size_t lds) const noexcept {
+    k->dec(rows, cols, d, q.at(h, i), by_heads ? q.hs : q.rs, kv.p + hk * kv.hs + j * kv.rs, kv.rs,
+           s, lds, scale);
+  }
   Bf16DotEngine rebased(std::size_t h0, std::size_t hk0, std::size_t i0,
                         std::size_t j0) const noexcept {
     Bf16DotEngine e = *this;

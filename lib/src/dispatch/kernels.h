@@ -158,6 +158,8 @@ using AccF16Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, con
 using QkDotFn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q,
                          std::size_t ldq, const float *panel, float *s, std::size_t lds,
                          float scale, unsigned flags) noexcept;
+// A dot-product row's decode kernel (dec, as DecF16Fn, with the prefill's bits) takes d up to this.
+constexpr std::size_t kDotDecMaxD = 512;
 
 // A row of the f16 (or bf16) table: an f32-accumulating kernel (acc == nullptr: f32, pack ...
 // narrow set),

@@ -23,11 +23,12 @@ inline std::uint32_t bf16_pair(const std::uint16_t *row, std::size_t t, std::siz
 }  // namespace tile
 }  // namespace attnscore
 
-// The table row `name_kernel` (kernels.h) of a dot-product kernel `name` and its `pack`.
-#define ATTNSCORE_BF16DOT_ROW(name, level, feature, pack, MR, NR, slow_on)                      \
-  extern const KernelF16 name##_kernel = {#name,   level,   nullptr, pack,    0,       nullptr, \
-                                          nullptr, nullptr, nullptr, feature, nullptr, 0,       \
-                                          0,       0,       name,    MR,      NR,      slow_on};
+// The table row `name_kernel` (kernels.h) of a dot-product kernel `name` and its `pack`, with a
+// decode kernel `dec` of nr_dec keys x dec_rows rows, or none (nullptr, 0, 0).
+#define ATTNSCORE_BF16DOT_ROW(name, level, feature, pack, MR, NR, slow_on, dec, nr_dec, dec_rows) \
+  extern const KernelF16 name##_kernel = {#name,   level,    nullptr, pack,    nr_dec,  dec,      \
+                                          nullptr, nullptr,  nullptr, feature, nullptr, 0,        \
+                                          0,       dec_rows, name,    MR,      NR,      slow_on};
 
 // Defines a dot-product kernel `name` and its table row from the including file's `pack` and
 // `dot_tile<R>` (its anonymous namespace): the tile for the rows
@@ -50,6 +51,6 @@ inline std::uint32_t bf16_pair(const std::uint16_t *row, std::size_t t, std::siz
         return dot_tile<MR>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                  \
     }                                                                                             \
   }                                                                                               \
-  ATTNSCORE_BF16DOT_ROW(name, level, feature, pack, MR, NR, slow_on)
+  ATTNSCORE_BF16DOT_ROW(name, level, feature, pack, MR, NR, slow_on, nullptr, 0, 0)
 
 #endif  // ATTNSCORE_TILE_BF16DOT_HPP
