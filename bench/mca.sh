@@ -81,7 +81,7 @@ for p in "${presets[@]}"; do
       loops=("arm/qk_f32_neon neon - fmla" "arm/qk_f32_neon neon _dec fmla"
         "arm/qk_f16_neon neon _dec fmla" "arm/qk_bf16_neon neon _dec fmla"
         "arm/qk_s8_neon_dotprod neon_dotprod - sdot" "arm/qk_s8_neon_i8mm neon_i8mm - smmla"
-        "arm/qk_bf16_neon_bf16 neon_bf16 - bfdot cortex-a53,cortex-a55,cortex-a76,cortex-a78,neoverse-n1"
+        "arm/qk_bf16_neon_bf16 neon_bf16 - bfmmla cortex-a53,cortex-a55,cortex-a76,cortex-a78,neoverse-n1"
         "arm/softmax_f32_neon neon _pv fmla")
       ;;
     armv7)

@@ -1,113 +1,120 @@
 // SPDX-License-Identifier: Apache-2.0
 // The opt-in bf16 dot-product kernel (ATTNSCORE_ATTN_BF16_DOT) on AArch64 with the BF16 extension
 // (ARMv8.6; Neoverse V1/N2, Graviton3, Cortex-A510/A710/X2 and later), a row of the neon level
-// that also needs it: BFDOT adds two bf16 products to each f32 lane, 8 products an instruction.
-// K is packed as pairs of dims (4 x 4 transposes of 32-bit words per 4 keys x 8 dims), each Q row
-// is loaded 4 pairs at a time and its pairs taken by lane (the indexed BFDOT). BFDOT flushes
-// subnormal inputs and results to 0 (the contract says so); a lane's sums are in t order, a pair
-// at a time.
+// that also needs it: BFMMLA multiplies a 2 x 4 block of bf16 (two Q rows, four dims) by a 4 x 2
+// block (four dims of two keys) into a 2 x 2 block of f32 sums, 16 products an instruction, twice
+// BFDOT's at the same issue rate on every core llvm-mca models. Architecturally each sum is two
+// BFDOT steps, dims 4g, 4g + 1 and then 4g + 2, 4g + 3: BFDOT's flushing and rounding, a lane's
+// sums in t order, a pair at a time (the contract says so). K is packed as 4 dims of a key pair
+// (two 64-bit halves zipped), and Q the same way for its row pairs (qpack, once per block of
+// panels: zipped in the loop, the zips took the multiply pipes' issue slots).
 #include <arm_neon.h>
 
 #include <cstring>
 
 #include "dispatch/kernels.h"
 #include "kernels/generic/tile_bf16dot.hpp"
-#include "kernels/generic/transpose_f32.hpp"
 
 namespace attnscore {
 namespace {
 
-constexpr std::size_t kMR = 8, kNR = 8, kW = 4;
-using B = xsimd::batch<float, xsimd::neon64>;
+constexpr std::size_t kMR = 8, kNR = 8, kKP = kNR / 2, kRP = kMR / 2;  // key pairs, row pairs
 
-// panel[p * kNR + j] = pair p of key j (zero for j >= cols): whole blocks of 4 keys x 4 pairs as
-// 4 x 4 transposes of 32-bit words, the rest one word at a time.
-ATTNSCORE_KERNEL_ENTRY void pack(std::size_t cols, std::size_t d, const std::uint16_t *k,
-                                 std::size_t ldk, float *panel_f) noexcept {
-  auto *panel = reinterpret_cast<std::uint32_t *>(panel_f);
-  const std::size_t full = d / 2, pairs = (d + 1) / 2;
-  std::size_t p = 0;
-  for (; p + kW <= full; p += kW) {
-    for (std::size_t j0 = 0; j0 < kNR; j0 += kW) {
-      B r[kW];
-      for (std::size_t i = 0; i < kW; ++i)
-        r[i] = j0 + i < cols ? B(vreinterpretq_f32_u16(vld1q_u16(k + (j0 + i) * ldk + 2 * p)))
-                             : B(0.0f);
-      tile::Transpose<xsimd::neon64>::run(r);
-      for (std::size_t i = 0; i < kW; ++i) r[i].store_aligned(panel_f + (p + i) * kNR + j0);
+// Dims 4g ... 4g + 3 of a row, 0 past d.
+inline uint16x4_t group_tail(const std::uint16_t *row, std::size_t g, std::size_t d) noexcept {
+  std::uint16_t v[4] = {};
+  for (std::size_t u = 0; u < 4 && 4 * g + u < d; ++u) v[u] = row[4 * g + u];
+  return vld1_u16(v);
+}
+
+// Rows 2p and 2p + 1 of `src` (zero past n) in blocks of 16 bytes, dims 4g ... 4g + 3 of row 2p
+// then of row 2p + 1, block (g, p) at out + (g * pairs + p) * 8 (zero past d, whole groups).
+void zip_pairs(std::size_t n, std::size_t pairs, std::size_t d, const std::uint16_t *src,
+               std::size_t ld, std::uint16_t *out) noexcept {
+  const std::size_t groups = (d + 3) / 4;
+  for (std::size_t p = 0; p < pairs; ++p) {
+    const std::size_t r0 = 2 * p, r1 = 2 * p + 1;
+    std::size_t g = 0;
+    for (; 4 * g + 8 <= d; g += 2) {
+      const uint64x2_t a =
+          r0 < n ? vreinterpretq_u64_u16(vld1q_u16(src + r0 * ld + 4 * g)) : vdupq_n_u64(0);
+      const uint64x2_t b =
+          r1 < n ? vreinterpretq_u64_u16(vld1q_u16(src + r1 * ld + 4 * g)) : vdupq_n_u64(0);
+      vst1q_u16(out + (g * pairs + p) * 8, vreinterpretq_u16_u64(vzip1q_u64(a, b)));
+      vst1q_u16(out + ((g + 1) * pairs + p) * 8, vreinterpretq_u16_u64(vzip2q_u64(a, b)));
+    }
+    for (; g < groups; ++g) {
+      const uint16x4_t a = r0 < n ? group_tail(src + r0 * ld, g, d) : vdup_n_u16(0);
+      const uint16x4_t b = r1 < n ? group_tail(src + r1 * ld, g, d) : vdup_n_u16(0);
+      vst1q_u16(out + (g * pairs + p) * 8, vcombine_u16(a, b));
     }
   }
-  for (; p < pairs; ++p)
-    for (std::size_t j = 0; j < kNR; ++j)
-      panel[p * kNR + j] = j < cols ? tile::bf16_pair(k + j * ldk, 2 * p, d) : 0u;
 }
 
-inline bfloat16x8_t kpairs(const float *panel, std::size_t p, std::size_t v) noexcept {
-  return vreinterpretq_bf16_f32(vld1q_f32(panel + p * kNR + v * kW));
+// K: the panel of `cols` keys (block (g, kp) of keys 2kp, 2kp + 1).
+ATTNSCORE_KERNEL_ENTRY void pack(std::size_t cols, std::size_t d, const std::uint16_t *k,
+                                 std::size_t ldk, float *panel) noexcept {
+  zip_pairs(cols, kKP, d, k, ldk, reinterpret_cast<std::uint16_t *>(panel));
 }
 
-// Register map (v registers), R rows:
-//   acc[i][v]  2R: S[i][4 v .. 4 v + 3], one key per lane
-//   qv[i]      R: 4 pairs of dims of Q row i, taken by lane
-//   k          2 at a time: the panel's pair p of keys 4 v ..
-// Per 4 pairs of dims: R + 8 loads, 8R indexed BFDOT (64 R products).
+// Q: `rows` rows as the tile reads them (block (g, r) of rows 2r, 2r + 1).
+ATTNSCORE_KERNEL_ENTRY void qpack(std::size_t rows, std::size_t d, const std::uint16_t *q,
+                                  std::size_t ldq, std::uint16_t *out) noexcept {
+  zip_pairs(rows, kRP, d, q, ldq, out);
+}
+
+inline bfloat16x8_t block(const std::uint16_t *p, std::size_t i) noexcept {
+  return vreinterpretq_bf16_u16(vld1q_u16(p + i * 8));
+}
+
+// Register map (v registers), R rows in P = ceil(R / 2) row pairs:
+//   acc[r][kp]  4P: S[2r .. 2r + 1][2kp .. 2kp + 1] (2 x 2: lanes 0-1 row 2r, 2-3 row 2r + 1)
+//   qg[r]       P: dims 4g ... 4g + 3 of rows 2r and 2r + 1 (qpack's block)
+//   kg[kp]      4: the same dims of keys 2kp and 2kp + 1 (the panel's block)
+// Per 4 dims: P + 4 loads, 4P BFMMLA (64 P products).
 template <std::size_t R>
 void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q,
-              std::size_t ldq, const float *panel, float *s, std::size_t lds, float scale,
+              std::size_t, const float *panel, float *s, std::size_t lds, float scale,
               unsigned flags) noexcept {
-  const std::uint16_t *qr[R];
-  for (std::size_t i = 0; i < R; ++i) qr[i] = q + (i < rows ? i : rows - 1) * ldq;
-  float32x4_t acc[R][2];
-  for (std::size_t i = 0; i < R; ++i) {
-    if (flags & kAccumulate) {
-      alignas(16) float part[kNR];
-      const float *src = s + (i < rows ? i : rows - 1) * lds;
-      for (std::size_t j = 0; j < kNR; ++j) part[j] = j < cols ? src[j] : 0.0f;
-      acc[i][0] = vld1q_f32(part), acc[i][1] = vld1q_f32(part + kW);
-    } else {
-      acc[i][0] = acc[i][1] = vdupq_n_f32(0.0f);
+  constexpr std::size_t P = (R + 1) / 2;
+  const auto *kz = reinterpret_cast<const std::uint16_t *>(panel);
+  float32x4_t acc[P][kKP];
+  for (std::size_t r = 0; r < P; ++r) {
+    alignas(16) float part[2][kNR] = {};
+    if (flags & kAccumulate)
+      for (std::size_t h = 0; h < 2; ++h)
+        if (2 * r + h < rows)
+          for (std::size_t j = 0; j < cols; ++j) part[h][j] = s[(2 * r + h) * lds + j];
+    for (std::size_t kp = 0; kp < kKP; ++kp) {
+      const float64x2_t a = vreinterpretq_f64_f32(vld1q_f32(part[0] + (kp & ~std::size_t{1}) * 2));
+      const float64x2_t b = vreinterpretq_f64_f32(vld1q_f32(part[1] + (kp & ~std::size_t{1}) * 2));
+      acc[r][kp] = vreinterpretq_f32_f64(kp % 2 == 0 ? vzip1q_f64(a, b) : vzip2q_f64(a, b));
     }
   }
-  const std::size_t full = d / 2;
-  std::size_t p = 0;
-  for (; p + kW <= full; p += kW) {
-    bfloat16x8_t qv[R];
-    for (std::size_t i = 0; i < R; ++i) qv[i] = vreinterpretq_bf16_u16(vld1q_u16(qr[i] + 2 * p));
-#define ATTNSCORE_BFDOT_LANE(l)                                                    \
-  {                                                                                \
-    const bfloat16x8_t k0 = kpairs(panel, p + l, 0), k1 = kpairs(panel, p + l, 1); \
-    for (std::size_t i = 0; i < R; ++i) {                                          \
-      acc[i][0] = vbfdotq_laneq_f32(acc[i][0], k0, qv[i], l);                      \
-      acc[i][1] = vbfdotq_laneq_f32(acc[i][1], k1, qv[i], l);                      \
-    }                                                                              \
-  }
-    // The lane is an immediate: one block per lane.
-    ATTNSCORE_BFDOT_LANE(0) ATTNSCORE_BFDOT_LANE(1) ATTNSCORE_BFDOT_LANE(2) ATTNSCORE_BFDOT_LANE(3)
-#undef ATTNSCORE_BFDOT_LANE
-  }
-  for (; p < (d + 1) / 2; ++p) {  // the last pairs one at a time (an odd d's upper half 0)
-    const bfloat16x8_t k0 = kpairs(panel, p, 0), k1 = kpairs(panel, p, 1);
-    for (std::size_t i = 0; i < R; ++i) {
-      const bfloat16x8_t qb = vreinterpretq_bf16_u32(vdupq_n_u32(tile::bf16_pair(qr[i], 2 * p, d)));
-      acc[i][0] = vbfdotq_f32(acc[i][0], k0, qb);
-      acc[i][1] = vbfdotq_f32(acc[i][1], k1, qb);
-    }
+  for (std::size_t g = 0, groups = (d + 3) / 4; g < groups; ++g) {
+    bfloat16x8_t qg[P], kg[kKP];
+    for (std::size_t r = 0; r < P; ++r) qg[r] = block(q, g * kRP + r);
+    for (std::size_t kp = 0; kp < kKP; ++kp) kg[kp] = block(kz, g * kKP + kp);
+    for (std::size_t r = 0; r < P; ++r)
+      for (std::size_t kp = 0; kp < kKP; ++kp) acc[r][kp] = vbfmmlaq_f32(acc[r][kp], qg[r], kg[kp]);
   }
   const float32x4_t sc = vdupq_n_f32((flags & kFinal) ? scale : 1.0f);
-  for (std::size_t i = 0; i < rows; ++i) {
-    // Whole tiles straight to S; an edge tile through a buffer (never past its columns).
-    alignas(16) float out[kNR];
-    float *dst = cols == kNR ? s + i * lds : out;
-    for (std::size_t v = 0; v < 2; ++v)
-      vst1q_f32(dst + v * kW, (flags & kFinal) ? vmulq_f32(acc[i][v], sc) : acc[i][v]);
-    if (cols != kNR)
-      for (std::size_t j = 0; j < cols; ++j) s[i * lds + j] = out[j];
+  for (std::size_t r = 0; r < P; ++r) {
+    alignas(16) float out[2][kNR];
+    for (std::size_t kp = 0; kp < kKP; kp += 2) {
+      const float64x2_t a = vreinterpretq_f64_f32(vmulq_f32(acc[r][kp], sc));
+      const float64x2_t b = vreinterpretq_f64_f32(vmulq_f32(acc[r][kp + 1], sc));
+      vst1q_f32(out[0] + 2 * kp, vreinterpretq_f32_f64(vzip1q_f64(a, b)));
+      vst1q_f32(out[1] + 2 * kp, vreinterpretq_f32_f64(vzip2q_f64(a, b)));
+    }
+    for (std::size_t h = 0; h < 2; ++h)
+      if (2 * r + h < rows) std::memcpy(s + (2 * r + h) * lds, out[h], cols * sizeof(float));
   }
 }
 
 }  // namespace
 
 ATTNSCORE_DEFINE_BF16DOT(qk_bf16_8x8__neon_bf16, ATTNSCORE_LEVEL_NEON, ATTNSCORE_CPU_BF16, pack,
-                         kMR, kNR, kTuneGeneric)
+                         qpack, kMR, kNR, kTuneGeneric)
 
 }  // namespace attnscore

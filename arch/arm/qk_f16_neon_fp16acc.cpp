@@ -119,6 +119,7 @@ extern const KernelF16 qk_f16_4x4__neon_fp16acc_kernel = {
     nullptr,
     0,
     0,
-    kTuneGeneric};
+    kTuneGeneric,
+    nullptr};
 
 }  // namespace attnscore

@@ -274,6 +274,6 @@ ATTNSCORE_KERNEL_ENTRY void qk_bf16_128x32__amxbf16_dec(std::size_t rows, std::s
 }
 
 ATTNSCORE_BF16DOT_ROW(qk_bf16_128x32__amxbf16, ATTNSCORE_LEVEL_AVX512, ATTNSCORE_CPU_AMXBF16, pack,
-                      kMR, kNR, 0, qk_bf16_128x32__amxbf16_dec, kDecKeys, kMaxDecodeRows)
+                      kMR, kNR, 0, qk_bf16_128x32__amxbf16_dec, kDecKeys, kMaxDecodeRows, nullptr)
 
 }  // namespace attnscore

@@ -87,6 +87,6 @@ void dot_tile(std::size_t rows, std::size_t cols, std::size_t d, const std::uint
 // Not chosen on Sapphire Rapids class cores: there vdpbf16ps peaks at half the f32 FMA's GFLOP/s
 // (106 against 213 measured on one), and the tile ran 0.73x the default bf16 mode.
 ATTNSCORE_DEFINE_BF16DOT(qk_bf16_8x32__avx512bf16, ATTNSCORE_LEVEL_AVX512, ATTNSCORE_CPU_AVX512BF16,
-                         pack_pairs, kMR, kNR, kTuneSapphireRapids)
+                         pack_pairs, nullptr, kMR, kNR, kTuneSapphireRapids)
 
 }  // namespace attnscore

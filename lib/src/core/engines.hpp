@@ -203,10 +203,14 @@ struct F16AccEngine {
   }
 };
 
-// The opt-in bf16 dot product (raw K): NR keys at a time packed as pairs of dims, then the row
-// tiles over the panel. A row with a decode kernel (AMX: raw K, the prefill's bits) takes the
-// decode shape for d up to kDotDecMaxD; without one a decode step packs its block of keys once
-// for the group's heads, as prefill does.
+// The opt-in bf16 dot product (raw K): NR keys at a time packed in the row's layout, then the row
+// tiles over the panels. A row whose dot reads Q in a layout of its own (qpack: AArch64's BFMMLA
+// operands) keeps that Q in the second half of the buffer and up to kDotPanels panels in the
+// first, so each Q tile is packed once per block of panels. A row with a decode kernel (AMX: raw
+// K, the prefill's bits) takes the decode shape for d up to kDotDecMaxD; without one a decode
+// step packs its block of keys once for the group's heads, as prefill does.
+constexpr std::size_t kDotPanels = 8;
+
 struct Bf16DotEngine {
   const KernelF16 *k;
   QView<std::uint16_t> q;
@@ -214,20 +218,48 @@ struct Bf16DotEngine {
   std::size_t d;
   float scale;
   struct Scratch {
-    alignas(64) float panel[kPanelFloats];  // kPanelFloats pairs of dims
+    alignas(64) float panel[kPanelFloats];  // the panels, and a packed Q tile (qpack rows)
   };
 
+  // Floats of the packed Q tile at the end of the buffer.
+  std::size_t q_floats() const noexcept { return k->qpack != nullptr ? kPanelFloats / 2 : 0; }
+  // Floats of one panel of dc dims in any row's layout (x86 pairs of dims, whole AMX steps of 32
+  // dims; AArch64 groups of 4 dims).
+  std::size_t stride(std::size_t dc) const noexcept { return (dc + 31) / 32 * 16 * k->dot_nr; }
   std::size_t mr() const noexcept { return k->dot_mr; }
-  std::size_t chunk() const noexcept { return 2 * (kPanelFloats / k->dot_nr); }
-  std::size_t block(std::size_t, bool) const noexcept { return k->dot_nr; }
+  std::size_t chunk() const noexcept {
+    if (k->qpack == nullptr) return 2 * (kPanelFloats / k->dot_nr);
+    // A panel in the first half, dot_mr rows of Q (2 per float, whole 32s) in the second.
+    const std::size_t by_k = kPanelFloats / k->dot_nr, by_q = kPanelFloats / k->dot_mr / 32 * 32;
+    return by_k < by_q ? by_k : by_q;
+  }
+  std::size_t panels() const noexcept {
+    if (k->qpack == nullptr) return 1;
+    const std::size_t fit = (kPanelFloats - q_floats()) / stride(d < chunk() ? d : chunk());
+    return fit < 1 ? 1 : fit < kDotPanels ? fit : kDotPanels;
+  }
+  std::size_t block(std::size_t, bool) const noexcept { return panels() * k->dot_nr; }
   void prepare(Scratch &sc, std::size_t hk, std::size_t j, std::size_t keys, std::size_t t,
                std::size_t dc) const noexcept {
-    k->pack(keys, dc, kv.p + hk * kv.hs + j * kv.rs + t, kv.rs, sc.panel);
+    const std::size_t nr = k->dot_nr;
+    for (std::size_t c = 0; c < keys; c += nr)
+      k->pack(keys - c < nr ? keys - c : nr, dc, kv.p + hk * kv.hs + (j + c) * kv.rs + t, kv.rs,
+              sc.panel + c / nr * stride(dc));
   }
   void tile(Scratch &sc, std::size_t h, std::size_t i, std::size_t rows, std::size_t keys,
             std::size_t t, std::size_t dc, float *s, std::size_t lds,
             unsigned flags) const noexcept {
-    k->dot(rows, keys, dc, q.at(h, i) + t, q.rs, sc.panel, s, lds, scale, flags);
+    const std::uint16_t *qt = q.at(h, i) + t;
+    std::size_t ldq = q.rs;
+    if (k->qpack != nullptr) {
+      auto *packed = reinterpret_cast<std::uint16_t *>(sc.panel + kPanelFloats - q_floats());
+      k->qpack(rows, dc, qt, ldq, packed);
+      qt = packed, ldq = 0;
+    }
+    const std::size_t nr = k->dot_nr;
+    for (std::size_t c = 0; c < keys; c += nr)
+      k->dot(rows, keys - c < nr ? keys - c : nr, dc, qt, ldq, sc.panel + c / nr * stride(dc),
+             s + c, lds, scale, flags);
   }
   bool decodes(std::size_t n_q) const noexcept {
     return k->dec != nullptr && d <= kDotDecMaxD && n_q <= kDecodeRows;

@@ -152,12 +152,19 @@ using AccF16Fn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, con
                           std::size_t lds, float scale) noexcept;
 
 // The opt-in bf16 dot-product kernel (ATTNSCORE_ATTN_BF16_DOT): `rows` <= dot_mr x `cols` <=
-// dot_nr scores from raw bf16 Q rows and a panel that `pack` made of `cols` keys as pairs of
-// dims (the 32-bit word at panel[(t / 2) * dot_nr + j] holds dims t and t + 1 of key j, the
-// upper one 0 past d), summed by the CPU's bf16 dot product; d in chunks, flags as QkF32Fn.
+// dot_nr scores from raw bf16 Q rows and a panel that the row's `pack` made of `cols` keys in the
+// row's own layout (x86: pairs of dims, the 32-bit word at panel[(t / 2) * dot_nr + j] holding
+// dims t and t + 1 of key j; AArch64: 4 dims of a key pair a block), zero past d and past cols,
+// within kPanelFloats for 2 * kPanelFloats / dot_nr dims; summed by the CPU's bf16 dot product;
+// d in chunks, flags as QkF32Fn.
 using QkDotFn = void (*)(std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q,
                          std::size_t ldq, const float *panel, float *s, std::size_t lds,
                          float scale, unsigned flags) noexcept;
+// A dot-product row's Q layout, where its dot does not read raw rows: `rows` <= dot_mr rows of dims
+// [0, d) of Q (row stride ldq) into `out` (dot_mr x d rounded up to 32 elements at most), zero
+// past d and past rows; dot then takes `out` as q (ldq unused).
+using PackQDotFn = void (*)(std::size_t rows, std::size_t d, const std::uint16_t *q,
+                            std::size_t ldq, std::uint16_t *out) noexcept;
 // A dot-product row's decode kernel (dec, as DecF16Fn, with the prefill's bits) takes d up to this.
 constexpr std::size_t kDotDecMaxD = 512;
 
@@ -182,6 +189,7 @@ struct KernelF16 {
   QkDotFn dot;           // a bf16 dot-product row (pack set, the f32-path members null), or null
   std::size_t dot_mr, dot_nr;
   unsigned slow_on;  // kTune* cores where this row measured slower than the row the choice falls to
+  PackQDotFn qpack;  // a dot-product row's Q packing, or null (its dot reads raw Q rows)
 };
 
 extern const KernelF16 qk_f16_4x4__scalar_kernel;

@@ -24,17 +24,19 @@ inline std::uint32_t bf16_pair(const std::uint16_t *row, std::size_t t, std::siz
 }  // namespace attnscore
 
 // The table row `name_kernel` (kernels.h) of a dot-product kernel `name` and its `pack`, with a
-// decode kernel `dec` of nr_dec keys x dec_rows rows, or none (nullptr, 0, 0).
-#define ATTNSCORE_BF16DOT_ROW(name, level, feature, pack, MR, NR, slow_on, dec, nr_dec, dec_rows) \
-  extern const KernelF16 name##_kernel = {#name,   level,    nullptr, pack,    nr_dec,  dec,      \
-                                          nullptr, nullptr,  nullptr, feature, nullptr, 0,        \
-                                          0,       dec_rows, name,    MR,      NR,      slow_on};
+// decode kernel `dec` of nr_dec keys x dec_rows rows, or none (nullptr, 0, 0), and a Q packing
+// `qpack` or none (nullptr).
+#define ATTNSCORE_BF16DOT_ROW(name, level, feature, pack, MR, NR, slow_on, dec, nr_dec, dec_rows, \
+                              qpack)                                                              \
+  extern const KernelF16 name##_kernel = {                                                        \
+      #name,   level, nullptr, pack,     nr_dec, dec, nullptr, nullptr, nullptr, feature,         \
+      nullptr, 0,     0,       dec_rows, name,   MR,  NR,      slow_on, qpack};
 
-// Defines a dot-product kernel `name` and its table row from the including file's `pack` and
-// `dot_tile<R>` (its anonymous namespace): the tile for the rows
+// Defines a dot-product kernel `name` and its table row from the including file's `pack`, `qpack`
+// (or nullptr) and `dot_tile<R>` (its anonymous namespace): the tile for the rows
 // present, 1 ... 4 exactly (a decode step's group), else all MR (a tile repeats its last row for
 // the rows it lacks); the sums of a row do not depend on R.
-#define ATTNSCORE_DEFINE_BF16DOT(name, level, feature, pack, MR, NR, slow_on)                     \
+#define ATTNSCORE_DEFINE_BF16DOT(name, level, feature, pack, qpack, MR, NR, slow_on)              \
   ATTNSCORE_KERNEL_ENTRY void name(                                                               \
       std::size_t rows, std::size_t cols, std::size_t d, const std::uint16_t *q, std::size_t ldq, \
       const float *panel, float *s, std::size_t lds, float scale, unsigned flags) noexcept {      \
@@ -51,6 +53,6 @@ inline std::uint32_t bf16_pair(const std::uint16_t *row, std::size_t t, std::siz
         return dot_tile<MR>(rows, cols, d, q, ldq, panel, s, lds, scale, flags);                  \
     }                                                                                             \
   }                                                                                               \
-  ATTNSCORE_BF16DOT_ROW(name, level, feature, pack, MR, NR, slow_on, nullptr, 0, 0)
+  ATTNSCORE_BF16DOT_ROW(name, level, feature, pack, MR, NR, slow_on, nullptr, 0, 0, qpack)
 
 #endif  // ATTNSCORE_TILE_BF16DOT_HPP

@@ -211,6 +211,7 @@ inline void narrow_row(std::size_t n, const float *src, std::uint16_t *dst) noex
                                           nullptr,                                                 \
                                           0,                                                       \
                                           0,                                                       \
-                                          kTuneGeneric};
+                                          kTuneGeneric,                                            \
+                                          nullptr};
 
 #endif  // ATTNSCORE_TILE_F16_HPP

@@ -86,7 +86,8 @@ constexpr KernelF16 row(const char *name) noexcept {
           nullptr,
           0,
           0,
-          kTuneGeneric};
+          kTuneGeneric,
+          nullptr};
 }
 
 }  // namespace
