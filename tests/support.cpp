@@ -47,6 +47,15 @@ bool amx_bf16_usable() {
 #endif
 }
 
+std::vector<std::size_t> row_counts(std::size_t mr) {
+  constexpr std::size_t kEvery = 65;
+  std::vector<std::size_t> v;
+  for (std::size_t n = 1; n <= 2 * mr + 1 && n <= kEvery; ++n) v.push_back(n);
+  for (std::size_t n : {mr - 1, mr, mr + 1, 2 * mr + 1})
+    if (n > v.back()) v.push_back(n);
+  return v;
+}
+
 int level_rank(attnscore_level level) {
   switch (level) {
     case ATTNSCORE_LEVEL_SCALAR:

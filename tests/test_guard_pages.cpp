@@ -298,7 +298,7 @@ void sweep_kernel(const Kernel *kernel, std::size_t mr, std::size_t nr, Call<T> 
           }
     }
   };
-  for (std::size_t d : short_d()) sweep(d, all_up_to(max_q), all_up_to(max_k));
+  for (std::size_t d : short_d()) sweep(d, testing::row_counts(mr), all_up_to(max_k));
   for (std::size_t d : kLongD) sweep(d, edges(mr), edges(nr));
   CHECK(cases > 0);
 }
