@@ -4,6 +4,7 @@
 // and then OpenBLAS's sgemm for P V (when OpenBLAS was found).
 //   decode:  32 query heads on 8 KV heads, d = dv = 128, one query; K and V from key and value
 //            caches of f32, f16 or s8; hot and cold; 1 and 2 threads of the built-in pool.
+//   split:   the same on one KV head (f16), 1 and 2 threads, 2 with the key-split workspace.
 //   prefill: one head, d = dv = 64 and 128, n_q = n_k = 512 and 2048, f32 tensors, causal or not.
 #include <algorithm>
 #include <cmath>
@@ -80,6 +81,7 @@ struct Decode {
   attnscore_dtype dtype;
   std::size_t n_k;
   bool cold;
+  std::size_t hkv;  // KV heads: kHeadsKV, or 1 for the split rows
   std::size_t copies = 0;
   Buf<unsigned char> kmem, vmem;
   std::vector<attnscore_cache *> kc, vc;
@@ -87,15 +89,15 @@ struct Decode {
   Buf<float> o, s, v32;  // v32: copies x heads_kv x n_k x dv, made by the first unfused row
   bool checked = false;  // the unfused O was compared with the fused one
 
-  Decode(attnscore_dtype dt, std::size_t n, bool c)
-      : dtype(dt), n_k(n), cold(c), q(dt, base().q, kHeadsQ), o(kHeadsQ * kDecodeD) {}
+  Decode(attnscore_dtype dt, std::size_t n, bool c, std::size_t kv)
+      : dtype(dt), n_k(n), cold(c), hkv(kv), q(dt, base().q, kHeadsQ), o(kHeadsQ * kDecodeD) {}
 
   // Fills the caches; false (and the benchmark skipped) where one cannot be built.
   bool build(benchmark::State &state) {
     const Typed k(dtype, base().k, kHeadsKV * kBaseTokens),
         v(dtype, base().v, kHeadsKV * kBaseTokens);
-    const attnscore_cache_shape ks{ATTNSCORE_CACHE_KEYS, dtype, kHeadsKV, n_k, kDecodeD};
-    const attnscore_cache_shape vs{ATTNSCORE_CACHE_VALUES, dtype, kHeadsKV, n_k, kDecodeD};
+    const attnscore_cache_shape ks{ATTNSCORE_CACHE_KEYS, dtype, hkv, n_k, kDecodeD};
+    const attnscore_cache_shape vs{ATTNSCORE_CACHE_VALUES, dtype, hkv, n_k, kDecodeD};
     const std::size_t kb = attnscore_cache_bytes(&ks), vb = attnscore_cache_bytes(&vs);
     if (kb == 0 || vb == 0) {
       state.SkipWithError("no cache of this dtype in this build");
@@ -148,8 +150,7 @@ struct Decode {
 
   // The descriptor of copy c: K and V from its caches, O f32.
   attnscore_attention_desc desc(std::size_t c) {
-    attnscore_attention_desc a =
-        attnscore_attention_dense(dtype, kHeadsQ, kHeadsKV, 1, n_k, kDecodeD);
+    attnscore_attention_desc a = attnscore_attention_dense(dtype, kHeadsQ, hkv, 1, n_k, kDecodeD);
     a.q.data = q.data.data();
     if (dtype == ATTNSCORE_DTYPE_S8) a.q.scale = q.scale.data();
     a.k_cache = kc[c];
@@ -162,11 +163,13 @@ struct Decode {
 
 // The decode data of the last shape run, kept for the next rows of the same shape (fused and
 // unfused, 1 and 2 threads, every repetition): building a cold pool takes longer than its rows.
-Decode *decode_data(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, bool cold) {
+Decode *decode_data(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, bool cold,
+                    std::size_t hkv = kHeadsKV) {
   static std::unique_ptr<Decode> last;
-  if (last && last->dtype == dtype && last->n_k == n_k && last->cold == cold) return last.get();
+  if (last && last->dtype == dtype && last->n_k == n_k && last->cold == cold && last->hkv == hkv)
+    return last.get();
   last.reset();
-  auto made = std::make_unique<Decode>(dtype, n_k, cold);
+  auto made = std::make_unique<Decode>(dtype, n_k, cold, hkv);
   if (!made->build(state)) return nullptr;
   last = std::move(made);
   return last.get();
@@ -176,9 +179,9 @@ Decode *decode_data(benchmark::State &state, attnscore_dtype dtype, std::size_t 
 // counted) per second, and %bw against the cold pool's read bandwidth with as many threads. The
 // unfused rows count the same bytes, so the rates compare times.
 void decode_counters(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k,
-                     std::size_t threads) {
+                     std::size_t threads, std::size_t hkv = kHeadsKV) {
   using C = benchmark::Counter;
-  const double gb = static_cast<double>(kHeadsKV * n_k * 2 * kDecodeD * elem_bytes(dtype)) * 1e-9;
+  const double gb = static_cast<double>(hkv * n_k * 2 * kDecodeD * elem_bytes(dtype)) * 1e-9;
   state.counters["KV_GB"] = C(gb, C::kIsIterationInvariantRate);
   const double bw = dram_read_gbps(threads);
   if (bw > 0) state.counters["%bw"] = C(gb / bw * 100, C::kIsIterationInvariantRate);
@@ -198,12 +201,13 @@ constexpr float kMaxRelDiff = 1e-4f;
 
 // The decode rows' data, once the row's pool has started (else the row is skipped: null).
 Decode *decode_setup(benchmark::State &state, const attnscore::ThreadPool &pool,
-                     attnscore_dtype dtype, std::size_t n_k, bool cold) {
+                     attnscore_dtype dtype, std::size_t n_k, bool cold,
+                     std::size_t hkv = kHeadsKV) {
   if (pool.status() != ATTNSCORE_OK) {
     state.SkipWithError(attnscore_status_string(pool.status()));
     return nullptr;
   }
-  return decode_data(state, dtype, n_k, cold);
+  return decode_data(state, dtype, n_k, cold, hkv);
 }
 
 void bm_decode(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, bool cold,
@@ -221,6 +225,29 @@ void bm_decode(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, 
     benchmark::ClobberMemory();
   }
   decode_counters(state, dtype, n_k, threads);
+}
+
+// Decode on one KV head (32 query heads): one block, so two threads share its keys only through a
+// workspace; `split` gives it the size attnscore_attention_output_workspace asks for.
+void bm_decode_split(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, bool cold,
+                     std::size_t threads, bool split) {
+  attnscore::ThreadPool pool(threads);
+  Decode *data = decode_setup(state, pool, dtype, n_k, cold, 1);
+  if (data == nullptr) return;
+  const attnscore_parallel par = pool.parallel();
+  attnscore_attention_desc a = data->desc(0);
+  std::vector<unsigned char> ws(split ? attnscore_attention_output_workspace(&a, threads) : 0);
+  state.counters["ws_KiB"] = static_cast<double>(ws.size()) / 1024;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    a = data->desc(i++ % data->copies);
+    a.workspace = ws.empty() ? nullptr : ws.data(), a.workspace_bytes = ws.size();
+    const attnscore_status st = attnscore_attention_output(&a, &par);
+    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
+    benchmark::DoNotOptimize(data->o.data());
+    benchmark::ClobberMemory();
+  }
+  decode_counters(state, dtype, n_k, threads, 1);
 }
 
 // Prefill: one head of f32 Q, K and V (n x d each, unit normal), O n x d; S for the unfused rows.
@@ -378,6 +405,20 @@ void register_attention_output() {
 #endif
         }
     }
+  // One KV head: 1 thread, 2 threads without and with the workspace.
+  for (std::size_t n_k : {16384, 65536})
+    for (bool cold : {false, true})
+      for (const auto &[threads, split] :
+           {std::make_pair(1, false), std::make_pair(2, false), std::make_pair(2, true)}) {
+        if (threads > 1 && !threads_allowed()) continue;
+        const std::string name = std::string(split ? "attn_out_split" : "attn_out") + ":f16/t" +
+                                 std::to_string(threads) + "/32q1kv/d128/1x" + std::to_string(n_k) +
+                                 (cold ? "/cold" : "/hot");
+        benchmark::RegisterBenchmark(name.c_str(), bm_decode_split, ATTNSCORE_DTYPE_F16, n_k, cold,
+                                     static_cast<std::size_t>(threads), split)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
   for (std::size_t d : {64, 128})
     for (std::size_t n : {512, 2048})
       for (bool causal : {false, true}) {

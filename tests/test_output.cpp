@@ -328,9 +328,11 @@ class OutData {
   // Runs the call with K and V raw or from the caches given, through `par`; the buffers it
   // wrote into *res. Fails when the call does, writes outside O and lse, or changes an input.
   std::string run(const attnscore_cache *kc, const attnscore_cache *vc,
-                  const attnscore_parallel *par, Result *res) const {
+                  const attnscore_parallel *par, Result *res, void *ws = nullptr,
+                  std::size_t ws_bytes = 0) const {
     *res = guarded();
     attnscore_attention_desc a = desc(res);
+    a.workspace = ws, a.workspace_bytes = ws_bytes;
     if (kc != nullptr) std::memset(&a.k, 0, sizeof a.k), a.k_cache = kc;
     if (vc != nullptr) std::memset(&a.v, 0, sizeof a.v), a.v_cache = vc;
     const std::vector<unsigned char> qm = q.mem, km = k.mem, vm = v.mem;
@@ -591,36 +593,77 @@ TEST_CASE("output: f16 O is the f32 O rounded once", "[output][api]") {
     }
 }
 
-TEST_CASE("output: the same bits for every thread count and task order",
+namespace {
+
+// The hook orders the parallel tests run at a thread count: std::threads up to 3, where they start.
+std::vector<testing::Hook::Order> hook_orders(std::size_t threads) {
+  std::vector<testing::Hook::Order> o = {testing::Hook::kForward, testing::Hook::kReverse,
+                                         testing::Hook::kShuffled};
+  if (threads <= 3 && testing::threads_available()) o.push_back(testing::Hook::kThreads);
+  return o;
+}
+
+}  // namespace
+
+// Every thread count and task order, and keys split through a workspace where the blocks are
+// fewer than the threads and the keys span several segments: the single-threaded bits each time,
+// the split taken whenever the workspace is given, none with half of it.
+TEST_CASE("output: the same bits for every thread count, task order and workspace",
           "[output][parallel][api]") {
   std::mt19937 rng(707);
-  OutCase cases[2];
+  OutCase cases[5];
   cases[0].hq = 8, cases[0].hkv = 2, cases[0].n_q = 37, cases[0].n_k = 600, cases[0].d = 64;
   cases[0].mask = ATTNSCORE_MASK_CAUSAL, cases[0].p0 = 570, cases[0].sinks = OutCase::kFinite;
   cases[1] = cases[0];
   cases[1].qk = kS8, cases[1].v = kBF16, cases[1].o = kF16, cases[1].dv = 48;
   cases[1].n_q = 1, cases[1].hq = 16, cases[1].mask = ATTNSCORE_MASK_WINDOW, cases[1].w = 300;
+  // Three segments of keys on one KV head: decode, causal rows, a window.
+  cases[2].qk = kF16, cases[2].hq = 4, cases[2].n_k = 5000, cases[2].d = 64;
+  cases[3] = cases[2];
+  cases[3].qk = kF32, cases[3].v = kBF16, cases[3].o = kF16, cases[3].hq = 2, cases[3].n_q = 3;
+  cases[3].mask = ATTNSCORE_MASK_CAUSAL, cases[3].p0 = 4300, cases[3].sinks = OutCase::kFinite;
+  cases[4] = cases[2];
+  cases[4].qk = kS8, cases[4].v = kS8, cases[4].hq = 1, cases[4].n_k = 2 * 2048 + 1;
+  cases[4].dv = 40, cases[4].mask = ATTNSCORE_MASK_WINDOW, cases[4].w = 2100, cases[4].p0 = 4096;
+  CHECK(attnscore_attention_output_workspace(nullptr, 4) == 0);
   for (const OutCase &c : cases) {
     if (!built(c)) continue;
     INFO(describe(c));
+    const bool splits = c.n_k > ATTNSCORE_ATTN_SPLIT_KEYS;
     const OutData data(c, rng);
-    Result want;
+    Result want, tmp;
     REQUIRE(data.run(nullptr, nullptr, nullptr, &want) == "");
-    for (std::size_t threads = 1; threads <= 16; ++threads)
-      for (testing::Hook::Order order : {testing::Hook::kForward, testing::Hook::kReverse,
-                                         testing::Hook::kShuffled, testing::Hook::kThreads}) {
-        if (order == testing::Hook::kThreads && (threads > 3 || !testing::threads_available()))
-          continue;
-        testing::Hook h{order};
-        const attnscore_parallel par{testing::hook_parallel_for, &h, threads};
-        Result got;
-        INFO("threads " << threads << " order " << order);
-        REQUIRE(data.run(nullptr, nullptr, &par, &got) == "");
-        CHECK(h.calls == 1);
-        CHECK(h.tasks >= 1);
-        CHECK(h.tasks <= threads);
-        CHECK(got == want);
-      }
+    CHECK(data.check(want) == "");
+    const attnscore_attention_desc a = data.desc(&tmp);
+    for (std::size_t threads = 1; threads <= 16; ++threads) {
+      // The long cases at fewer thread counts: they run for the emulated CPUs too.
+      if (splits && threads > 3 && threads != 5 && threads != 16) continue;
+      const std::size_t bytes = attnscore_attention_output_workspace(&a, threads);
+      INFO("threads " << threads << " workspace " << bytes);
+      REQUIRE((bytes > 0) == (splits && threads > 1));
+      std::vector<unsigned char> ws(bytes + 1);
+      for (testing::Hook::Order order : hook_orders(threads))
+        for (std::size_t off : {0, 1, 2}) {  // none, then at two alignments
+          if (off > 0 && bytes == 0) continue;
+          INFO("order " << order << " workspace offset " << off);
+          testing::Hook h{order};
+          const attnscore_parallel par{testing::hook_parallel_for, &h, threads};
+          Result got;
+          REQUIRE(data.run(nullptr, nullptr, &par, &got, off > 0 ? ws.data() + off - 1 : nullptr,
+                           off > 0 ? bytes : 0) == "");
+          CHECK(h.calls == 1);
+          CHECK(h.tasks >= (off > 0 ? 2 : 1));
+          CHECK(h.tasks <= threads);
+          CHECK(got == want);
+        }
+      if (bytes == 0) continue;
+      testing::Hook h{testing::Hook::kForward};
+      const attnscore_parallel par{testing::hook_parallel_for, &h, threads};
+      Result got;
+      REQUIRE(data.run(nullptr, nullptr, &par, &got, ws.data(), bytes / 2) == "");
+      CHECK(h.tasks == 1);
+      CHECK(got == want);
+    }
   }
 }
 
@@ -745,6 +788,14 @@ TEST_CASE("output: bad input returns its status in the documented order", "[outp
   for (const auto &s : bad_scales)
     faults.push_back({ATTNSCORE_ERR_BAD_QUANT_SCALE, kRawV, "V scale value",
                       [&](D &a, P *) { a.v.scale = s.data() + 1; }});
+  faults.push_back({ATTNSCORE_ERR_NULL_POINTER, kAny, "workspace",
+                    [](D &a, P *) { a.workspace = nullptr, a.workspace_bytes = 8; }});
+  faults.push_back({ATTNSCORE_ERR_SIZE_OVERFLOW, kAny, "workspace extent",
+                    [&](D &a, P *) { a.workspace = o_mem, a.workspace_bytes = big; }});
+  faults.push_back({ATTNSCORE_ERR_OVERLAP, kAny, "workspace on Q",
+                    [&](D &a, P *) { a.workspace = q_mem, a.workspace_bytes = 4; }});
+  faults.push_back({ATTNSCORE_ERR_OVERLAP, kAny, "workspace on O",
+                    [&](D &a, P *) { a.workspace = o_mem, a.workspace_bytes = 4; }});
   faults.push_back({ATTNSCORE_ERR_NULL_POINTER, kAny, "par", [&](D &, P *p) { *p = &null_par; }});
 
   const auto expect = [&](const D &a, P par, attnscore_status want) {

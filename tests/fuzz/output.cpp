@@ -18,8 +18,9 @@ namespace fuzz {
 // and huge), V of any dtype or none (s8 with its scales) raw or from a value cache (or a cache of
 // the wrong kind or shape), O f32, f16 or another dtype, lse NULL or strided, sinks (finite,
 // -Inf, +Inf, NaN), O and lse placed on the inputs, NULL pointers and a parallel-for of 1 ... 16
-// threads run on this thread (or one without parallel_for). The status is predicted from the
-// check order (attnscore_attention's without S, then V, O, lse and sinks, as
+// threads run on this thread (or one without parallel_for; with the workspace the size query
+// gives for the shape and threads, so the keys of few blocks split). The status is predicted from
+// the check order (attnscore_attention's without S, then V, O, lse and sinks, as
 // lib/src/api/attention.cpp's check_output); on error no byte of O, lse, the inputs or the
 // caches changes; on success only O's and lse's elements change, each O element lies within
 // the visible values of its column (a convex combination; with a sink, |O| <= max |v|; 0 for a
@@ -371,6 +372,13 @@ int fuzz_attention_output(Input &in, int) {
                &foreign);
     desc.v_cache = vcc.handle;
   }
+  // A parallel call gets the workspace that splits its keys, where the shape has one (whatever
+  // the descriptor holds, the size query must return; a size it could not mean is not taken).
+  const std::size_t ws_bytes =
+      attnscore_attention_output_workspace(desc_null ? nullptr : &desc, par.threads);
+  std::vector<unsigned char> ws(pp != nullptr && ws_bytes <= (std::size_t{64} << 20) ? ws_bytes
+                                                                                     : 0);
+  desc.workspace = ws.empty() ? nullptr : ws.data(), desc.workspace_bytes = ws.size();
   const CacheFacts *kf = k_cache ? &kcc.facts : nullptr, *vf = v_cache ? &vcc.facts : nullptr;
   attnscore_status want =
       desc_null ? ATTNSCORE_ERR_NULL_POINTER : predict_output(desc, kf, vf, false);
@@ -418,7 +426,7 @@ int fuzz_attention_output(Input &in, int) {
   if (pp != nullptr) {
     attnscore_attention_desc d2 = desc;
     std::vector<unsigned char> o2 = o0, l2 = l0;
-    d2.o.data = o2.data();
+    d2.o.data = o2.data(), d2.workspace = nullptr, d2.workspace_bytes = 0;
     if (has_lse) d2.lse = reinterpret_cast<float *>(l2.data());
     const attnscore_status r =
         api("the single-threaded call", [&] { return attnscore_attention_output(&d2, nullptr); });

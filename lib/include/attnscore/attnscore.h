@@ -128,7 +128,9 @@ typedef enum attnscore_status {
  *   lse (cols 1): BAD_HEAD_STRIDE; an extent of V, its scales, O, lse or sinks past size_t or
  *   the address space: SIZE_OVERFLOW; O meeting Q, K (or the key cache), V (or the value cache),
  *   a scale array, the sinks or lse, or lse meeting any of those inputs: OVERLAP; (s8 V) a scale
- *   value NaN, infinite or subnormal: BAD_QUANT_SCALE; then a par whose parallel_for is NULL:
+ *   value NaN, infinite or subnormal: BAD_QUANT_SCALE; workspace NULL with workspace_bytes
+ *   above 0: NULL_POINTER; the workspace past the address space: SIZE_OVERFLOW; the workspace
+ *   meeting any of the operands above: OVERLAP; then a par whose parallel_for is NULL:
  *   NULL_POINTER.
  * attnscore_cache_init: mem, shape or cache NULL: NULL_POINTER; a kind other than
  *   ATTNSCORE_CACHE_KEYS and ATTNSCORE_CACHE_VALUES: BAD_FLAGS; a dtype other than f32, f16,
@@ -447,6 +449,11 @@ typedef struct attnscore_attention_desc {
   /** NULL, or one logit per query head (attention sinks): e^sink joins each row's denominator
    * and adds no value; -Inf is no sink */
   const float *sinks;
+  /** NULL, or workspace_bytes of scratch memory in which attnscore_attention_output splits the
+   * keys of blocks too few for the threads (attnscore_attention_output_workspace gives the size;
+   * less runs without the split, the same bits). It may not meet any other operand. */
+  void *workspace;
+  size_t workspace_bytes;
 } attnscore_attention_desc;
 
 /** A descriptor of dense head-major tensors of one dtype (Q and K rows of d, S rows of n_k, f32
@@ -480,9 +487,12 @@ attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
  * the kernel's panel width) from key 0, each chunk's weights and weighted sum made against the
  * chunk's own maximum, then merged into the row in chunk order (online softmax), so a row's
  * result depends on the shape and the level only: bit-identical for any thread count and split.
+ * Chunks are merged in order into segments of ATTNSCORE_ATTN_SPLIT_KEYS keys, segments in order
+ * into the row; with a workspace (desc->workspace), segments of blocks fewer than the threads
+ * run as tasks of their own, the same bits.
  * A row with no visible key gets O = 0 (lse -Inf, or the sink). V is converted to f32 (s8: each
  * value q * scale rounded once) and summed in f32. The accuracy bound is in docs/contract.md.
- * Memory: no allocation; about 83 KiB of stack per task beside the scores path's.
+ * Memory: no allocation; about 99 KiB of stack per task beside the scores path's.
  * @return the checks of attnscore_attention without those of S, then those of V, O, lse and
  *         sinks (the check-order comment above); nothing written on error. n_k == 0 is a no-op.
  *         A build without the call (ATTNSCORE_ENABLE_OUTPUT=OFF) returns
@@ -494,6 +504,22 @@ attnscore_status attnscore_attention_output(const attnscore_attention_desc *desc
 /** Keys per chunk of attnscore_attention_output's online softmax (before rounding up to the
  * kernel's panel width). */
 #define ATTNSCORE_ATTN_CHUNK_KEYS 256
+
+/** Keys per segment of attnscore_attention_output: ATTNSCORE_ATTN_SPLIT_KEYS /
+ * ATTNSCORE_ATTN_CHUNK_KEYS chunks, merged in order into a segment's state; segments, on the
+ * same grid from key 0, are merged in order into the row's, and are what tasks share out when a
+ * workspace lets the keys be split. */
+#define ATTNSCORE_ATTN_SPLIT_KEYS 2048
+
+/**
+ * The bytes of workspace with which attnscore_attention_output on this descriptor's shape (heads,
+ * n_q, n_k, dv) splits the keys across `threads` tasks (0 counts as 1): above 0 only when its
+ * blocks of (query head, row) pairs, one KV head each (up to 32 pairs, whole GQA groups for
+ * decode), are fewer than the threads and n_k exceeds ATTNSCORE_ATTN_SPLIT_KEYS. Each block's
+ * segments then run as separate tasks and the calling thread merges them, in order, once the
+ * parallel_for returns. 0 as well for a NULL desc or a shape the call refuses.
+ */
+size_t attnscore_attention_output_workspace(const attnscore_attention_desc *desc, size_t threads);
 
 /** 1 if the option bit `flag` takes its own path now (this build, this CPU, the cap in force):
  * ATTNSCORE_ATTN_F16_ACCUMULATE accumulates in binary16; ATTNSCORE_ATTN_BF16_DOT runs the bf16

@@ -486,6 +486,10 @@ struct OutputOptions : AttentionOptions {
   float *lse = nullptr;
   std::size_t lse_head_stride = 0, lse_row_stride = 0;
   const float *sinks = nullptr;  ///< nullptr, or one logit per query head
+  /// nullptr, or scratch for splitting the keys across threads
+  /// (attnscore_attention_output_workspace)
+  void *workspace = nullptr;
+  std::size_t workspace_bytes = 0;
 };
 
 namespace detail {
@@ -537,7 +541,7 @@ Status attention_output(const Q &q, const K &k, const V &v, const HeadsView<O> &
   a.k = ko.t, a.k_cache = ko.cache, a.v = vo.t, a.v_cache = vo.cache, a.dv = vo.cols;
   a.o = detail::output(o);
   a.lse = opt.lse, a.lse_head_stride = opt.lse_head_stride, a.lse_row_stride = opt.lse_row_stride;
-  a.sinks = opt.sinks;
+  a.sinks = opt.sinks, a.workspace = opt.workspace, a.workspace_bytes = opt.workspace_bytes;
   return attnscore_attention_output(&a, par.get());
 }
 

@@ -209,6 +209,16 @@ attnscore_status check_output(const attnscore_attention_desc &a, const CacheCore
     if (in[i].p != nullptr && in[i].n != 0 && overlaps(a.lse, l_bytes, in[i].p, in[i].n))
       return ATTNSCORE_ERR_OVERLAP;
   if (vs8 && !tensor_scales_ok(a.v, a.heads_kv, a.n_k)) return ATTNSCORE_ERR_BAD_QUANT_SCALE;
+  // The workspace against every operand (it is written).
+  const std::size_t wb = a.workspace_bytes;
+  if (wb == 0) return ATTNSCORE_OK;
+  if (a.workspace == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
+  std::size_t w_bytes;
+  if (!extent3_bytes(a.workspace, 1, 1, wb, 0, 0, 1, &w_bytes)) return ATTNSCORE_ERR_SIZE_OVERFLOW;
+  for (const auto &i : in)
+    if (i.p != nullptr && i.n != 0 && overlaps(a.workspace, w_bytes, i.p, i.n))
+      return ATTNSCORE_ERR_OVERLAP;
+  if (overlaps(a.workspace, w_bytes, a.o.data, o_bytes)) return ATTNSCORE_ERR_OVERLAP;
   return ATTNSCORE_OK;
 }
 
@@ -265,7 +275,14 @@ attnscore_status attnscore_attention_output(const attnscore_attention_desc *,
                                             const attnscore_parallel *) {
   return ATTNSCORE_ERR_UNKNOWN_DTYPE;  // a build without the output call
 }
+size_t attnscore_attention_output_workspace(const attnscore_attention_desc *, size_t) { return 0; }
 #else
+size_t attnscore_attention_output_workspace(const attnscore_attention_desc *desc, size_t threads) {
+  if (desc == nullptr) return 0;
+  return output_workspace_bytes(desc->heads_q, desc->heads_kv, desc->n_q, desc->n_k,
+                                desc->dv == 0 ? desc->d : desc->dv, threads == 0 ? 1 : threads);
+}
+
 attnscore_status attnscore_attention_output(const attnscore_attention_desc *desc,
                                             const attnscore_parallel *par) {
   if (desc == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
@@ -300,6 +317,7 @@ attnscore_status attnscore_attention_output(const attnscore_attention_desc *desc
   o.o = a.o.data, o.ohs = a.o.head_stride, o.ors = a.o.row_stride;
   o.lse = a.lse, o.lhs = a.lse_head_stride, o.lrs = a.lse_row_stride;
   o.sinks = a.sinks, o.row = &softmax_row_for(level);
+  o.ws = a.workspace_bytes != 0 ? a.workspace : nullptr, o.ws_bytes = a.workspace_bytes;
   p.out = &o;
   run_attention(a, kc, p, par);
   return ATTNSCORE_OK;

@@ -62,6 +62,8 @@ struct OutputSpec {
   std::size_t lhs = 0, lrs = 0;
   const float *sinks = nullptr;
   const SoftmaxF32 *row = nullptr;
+  void *ws = nullptr;  // the caller's workspace for a split of the keys, or null
+  std::size_t ws_bytes = 0;
 };
 
 // A checked call in the driver's terms: shapes, S (f32) and what finishes its rows.
@@ -271,6 +273,10 @@ void drive_parallel(const E &e, const Problem &p, const attnscore_parallel *par)
 // The attention output of p.out on the engine (output.cpp): online softmax over chunks of keys
 // whose scores the engine makes into a stack block; tasks over (KV head, heads, rows) blocks.
 void run_output(const AnyEngine &e, const Problem &p, const attnscore_parallel *par) noexcept;
+
+// attnscore_attention_output_workspace on a checked shape (dv resolved; output.cpp).
+std::size_t output_workspace_bytes(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q,
+                                   std::size_t n_k, std::size_t dv, std::size_t threads) noexcept;
 
 struct CacheCore;
 

@@ -2,9 +2,10 @@
 // The attention output O = softmax(S) V without S in memory (attnscore_attention_output). Keys go
 // in chunks on a grid fixed by the shape and the kernel; a chunk's scores are the engine's (the
 // scores call's bits) in a stack block, its weights are taken against its own maximum, and its
-// weighted sum of V rows is merged into the row's running (max, sum, output) in chunk order. A
-// row's result therefore depends only on the shape and level, never on how rows are grouped
-// into blocks or blocks into tasks.
+// weighted sum of V rows is merged into its segment's running (max, sum, output) in chunk order,
+// and the segments (kSegChunks chunks each, on the same fixed grid) into the row's in segment
+// order. A row's result therefore depends only on the shape and level, never on how rows are
+// grouped into blocks, blocks into tasks, or (with a caller workspace) segments into tasks.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -19,7 +20,10 @@ namespace {
 constexpr std::size_t kBlockRows = 32;    // (head, row) pairs per block
 constexpr std::size_t kRowFloats = 4096;  // the f32 output rows of a block (and the chunk sums)
 constexpr std::size_t kVFloats = 2048;    // V rows widened at a time
+constexpr std::size_t kSegChunks = ATTNSCORE_ATTN_SPLIT_KEYS / ATTNSCORE_ATTN_CHUNK_KEYS;
 static_assert(kRowFloats >= ATTNSCORE_ATTN_OUT_MAX_DV, "one output row must fit");
+static_assert(kSegChunks * ATTNSCORE_ATTN_CHUNK_KEYS == ATTNSCORE_ATTN_SPLIT_KEYS,
+              "a segment is whole chunks");
 
 // The chunk width: ATTNSCORE_ATTN_CHUNK_KEYS rounded up to the engine's key unit, so a chunk
 // starts where a key cache's panel does.
@@ -55,22 +59,25 @@ const float *v_rows(const OutputSpec &o, std::size_t hk, std::size_t j, std::siz
   return buf;
 }
 
-// Rows i0 .. i0 + nr of query heads h0 .. h0 + gh (all of KV head hk): every key chunk they see,
-// then each row finished into O and the log-sum-exp.
-void block(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0, std::size_t gh,
-           std::size_t i0, std::size_t nr) noexcept {
+// A block's running state: per row its maximum m and sum l, and its outputs acc (rows x dv).
+struct State {
+  float *m, *l, *acc;
+};
+
+// Keys [jb, je) of rows i0 .. i0 + nr of query heads h0 .. h0 + gh (all of KV head hk), chunk by
+// chunk, merged into st (the state of nothing seen: m -Inf, l 0, acc 0, on entry). jb is the
+// block's first key or a segment start, so chunks keep the grid from key 0.
+void run_chunks(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0,
+                std::size_t gh, std::size_t i0, std::size_t nr, std::size_t jb, std::size_t je,
+                const State &st) noexcept {
   const OutputSpec &o = *p.out;
   const std::size_t dv = o.dv, rows = gh * nr, C = chunk_keys(e), unit = e.unit_f16;
-  const float inf = std::numeric_limits<float>::infinity();
   alignas(64) float s[kBlockRows * ATTNSCORE_ATTN_CHUNK_KEYS + 64 * kBlockRows];
-  alignas(64) float acc[kRowFloats];   // running outputs, rows x dv
   alignas(64) float part[kRowFloats];  // this chunk's weighted sums, rows x dv
   alignas(64) float vbuf[kVFloats];
-  float m[kBlockRows], l[kBlockRows], a[kBlockRows], b[kBlockRows];
-  for (std::size_t r = 0; r < rows; ++r) m[r] = -inf, l[r] = 0.0f;
-  for (std::size_t x = 0; x < rows * dv; ++x) acc[x] = 0.0f;
-  // Spans move right as i grows: the block sees keys [lo, hi).
-  const std::size_t lo = p.span(i0).lo, hi = p.span(i0 + nr - 1).hi;
+  float a[kBlockRows], b[kBlockRows];
+  float *m = st.m, *l = st.l, *acc = st.acc;
+  const std::size_t lo = jb, hi = je;
   for (std::size_t j = lo / C * C; j < hi; j += C) {
     const std::size_t jlo = j > lo / unit * unit ? j : lo / unit * unit;
     const std::size_t jhi = hi < j + C ? hi : j + C;
@@ -141,7 +148,61 @@ void block(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0,
       for (std::size_t x = 0; x < dv; ++x) ar[x] = ar[x] * a[r] + pr[x] * b[r];
     }
   }
-  // Each row: the sink joins the denominator, then O = acc / l and lse = m + ln l.
+}
+
+void clear(std::size_t rows, std::size_t dv, const State &st) noexcept {
+  for (std::size_t r = 0; r < rows; ++r) st.m[r] = -std::numeric_limits<float>::infinity();
+  for (std::size_t r = 0; r < rows; ++r) st.l[r] = 0.0f;
+  for (std::size_t x = 0; x < rows * dv; ++x) st.acc[x] = 0.0f;
+}
+
+// A segment's state merged into the row's, as a chunk's into its segment's; the first segment a
+// row sees is taken as it is (exact), one that it does not see leaves the row as it was.
+void merge(std::size_t rows, std::size_t dv, const State &seg, const State &st) noexcept {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (std::size_t r = 0; r < rows; ++r) {
+    float *ar = st.acc + r * dv;
+    const float *sr = seg.acc + r * dv;
+    if (st.m[r] == -inf) {
+      st.m[r] = seg.m[r], st.l[r] = seg.l[r];
+      for (std::size_t x = 0; x < dv; ++x) ar[x] = sr[x];
+      continue;
+    }
+    if (seg.m[r] == -inf) continue;
+    const float mn = seg.m[r] > st.m[r] ? seg.m[r] : st.m[r];
+    const float a = exp_nonpositive(st.m[r] - mn), b = exp_nonpositive(seg.m[r] - mn);
+    st.m[r] = mn, st.l[r] = st.l[r] * a + seg.l[r] * b;
+    for (std::size_t x = 0; x < dv; ++x) ar[x] = ar[x] * a + sr[x] * b;
+  }
+}
+
+// Keys per segment: kSegChunks chunks of the engine's width.
+std::size_t segment_keys(const AnyEngine &e) noexcept { return kSegChunks * chunk_keys(e); }
+
+// The keys [lo, hi) rows i0 .. i0 + nr see (spans move right as i grows).
+Span block_keys(const Problem &p, std::size_t i0, std::size_t nr) noexcept {
+  return Span{p.span(i0).lo, p.span(i0 + nr - 1).hi};
+}
+
+// Segment sg of the block into seg (cleared first): the keys it sees there, if any.
+void segment(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0, std::size_t gh,
+             std::size_t i0, std::size_t nr, std::size_t sg, const State &seg) noexcept {
+  clear(gh * nr, p.out->dv, seg);
+  const Span k = block_keys(p, i0, nr);
+  const std::size_t SK = segment_keys(e);
+  const std::size_t jb = sg * SK > k.lo ? sg * SK : k.lo,
+                    je = (sg + 1) * SK < k.hi ? (sg + 1) * SK : k.hi;
+  if (jb < je) run_chunks(e, p, hk, h0, gh, i0, nr, jb, je, seg);
+}
+
+// Each row of a block from its state: the sink joins the denominator, then O = acc / l and
+// lse = m + ln l.
+void finish_rows(const Problem &p, std::size_t h0, std::size_t gh, std::size_t i0, std::size_t nr,
+                 const State &st) noexcept {
+  const OutputSpec &o = *p.out;
+  const std::size_t dv = o.dv, rows = gh * nr;
+  const float inf = std::numeric_limits<float>::infinity();
+  float *m = st.m, *l = st.l, *acc = st.acc;
   for (std::size_t r = 0; r < rows; ++r) {
     const std::size_t h = h0 + r / nr, i = i0 + r % nr;
     float *ar = acc + r * dv;
@@ -168,38 +229,139 @@ void block(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0,
   }
 }
 
+// Blocks of (head, row) pairs: the whole group at once when its rows fit (decode: each chunk of
+// K and V read once for the group), else runs of rows of one head. Rows per block also keep the
+// block's outputs within kRowFloats.
+struct Plan {
+  std::size_t g, gh, nr, row_blocks, head_blocks, units;
+  Plan(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q, std::size_t dv) noexcept {
+    g = heads_q / heads_kv;
+    const std::size_t cap = kRowFloats / dv < kBlockRows ? kRowFloats / dv : kBlockRows;
+    nr = n_q < cap ? n_q : cap;
+    gh = cap / nr < g ? cap / nr : g;
+    row_blocks = (n_q + nr - 1) / nr, head_blocks = (g + gh - 1) / gh;
+    units = heads_kv * head_blocks * row_blocks;
+  }
+  // One segment's state in the workspace: m and l for the most rows a block has, then acc.
+  std::size_t slot_floats(std::size_t dv) const noexcept { return gh * nr * (dv + 2); }
+};
+
+// Block u of the plan: its KV head, first query head, heads, first row and rows.
+struct Block {
+  std::size_t hk, h0, gh, i0, nr;
+};
+Block block_of(const Plan &w, std::size_t n_q, std::size_t u) noexcept {
+  const std::size_t rb = u % w.row_blocks, rest = u / w.row_blocks;
+  const std::size_t hb = rest % w.head_blocks, hk = rest / w.head_blocks;
+  const std::size_t h0 = hb * w.gh, i0 = rb * w.nr;
+  return Block{hk, hk * w.g + h0, w.g - h0 < w.gh ? w.g - h0 : w.gh, i0,
+               n_q - i0 < w.nr ? n_q - i0 : w.nr};
+}
+
+// The segments a block sees: [first, end).
+Span segments_of(const Problem &p, const Block &b, std::size_t SK) noexcept {
+  const Span k = block_keys(p, b.i0, b.nr);
+  return k.lo < k.hi ? Span{k.lo / SK, (k.hi - 1) / SK + 1} : Span{0, 0};
+}
+
+// Rows i0 .. i0 + nr of query heads h0 .. h0 + gh (all of KV head hk): every segment of keys
+// they see, merged in order, then each row finished.
+void block(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0, std::size_t gh,
+           std::size_t i0, std::size_t nr) noexcept {
+  const std::size_t rows = gh * nr, dv = p.out->dv, SK = segment_keys(e);
+  alignas(64) float acc[kRowFloats], sacc[kRowFloats];
+  float m[kBlockRows], l[kBlockRows], sm[kBlockRows], sl[kBlockRows];
+  const State st{m, l, acc}, seg{sm, sl, sacc};
+  clear(rows, dv, st);
+  const Span in = segments_of(p, Block{hk, h0, gh, i0, nr}, SK);
+  for (std::size_t sg = in.lo; sg < in.hi; ++sg) {
+    segment(e, p, hk, h0, gh, i0, nr, sg, seg);
+    merge(rows, dv, seg, st);
+  }
+  finish_rows(p, h0, gh, i0, nr, st);
+}
+
 }  // namespace
 
+std::size_t output_workspace_bytes(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q,
+                                   std::size_t n_k, std::size_t dv, std::size_t threads) noexcept {
+  if (heads_q == 0 || heads_kv == 0 || heads_q % heads_kv != 0 || n_q == 0 || dv == 0 ||
+      dv > ATTNSCORE_ATTN_OUT_MAX_DV)
+    return 0;
+  const Plan w(heads_q, heads_kv, n_q, dv);
+  // Segments are at least ATTNSCORE_ATTN_SPLIT_KEYS keys (chunks round up, never down).
+  const std::size_t segs = n_k / ATTNSCORE_ATTN_SPLIT_KEYS + (n_k % ATTNSCORE_ATTN_SPLIT_KEYS != 0);
+  if (w.units >= threads || segs < 2) return 0;
+  std::size_t n;
+  if (__builtin_mul_overflow(w.units * segs, w.slot_floats(dv), &n) ||
+      __builtin_mul_overflow(n, sizeof(float), &n) || __builtin_add_overflow(n, 64, &n))
+    return 0;
+  return n;
+}
+
 void run_output(const AnyEngine &e, const Problem &p, const attnscore_parallel *par) noexcept {
-  // Blocks of (head, row) pairs: the whole group at once when its rows fit (decode: each chunk
-  // of K and V read once for the group), else runs of rows of one head. Rows per block also
-  // keep the block's outputs within kRowFloats.
-  const std::size_t g = p.heads_q / p.heads_kv, dv = p.out->dv;
-  const std::size_t cap = kRowFloats / dv < kBlockRows ? kRowFloats / dv : kBlockRows;
-  const std::size_t nr = p.n_q < cap ? p.n_q : cap;
-  const std::size_t gh = cap / nr < g ? cap / nr : g;
-  const std::size_t row_blocks = (p.n_q + nr - 1) / nr, head_blocks = (g + gh - 1) / gh;
-  const std::size_t units = p.heads_kv * head_blocks * row_blocks;
+  const std::size_t dv = p.out->dv, SK = segment_keys(e);
+  const Plan w(p.heads_q, p.heads_kv, p.n_q, dv);
   const std::size_t threads = par == nullptr || par->threads == 0 ? 1 : par->threads;
-  const std::size_t per = (units + threads - 1) / threads;  // blocks per task
+  const std::size_t segs = p.n_k / SK + (p.n_k % SK != 0), slot = w.slot_floats(dv);
+  // Fewer blocks than threads, and a workspace for every block's segments: tasks take segments,
+  // each leaving its state in the workspace, and the calling thread merges them in order once
+  // every task is done. The arithmetic is block()'s, so the bits are the same either way.
+  float *ws = nullptr;
+  if (par != nullptr && w.units < threads && segs > 1 && p.out->ws != nullptr) {
+    const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(p.out->ws);
+    const std::uintptr_t pad = (alignof(float) - at % alignof(float)) % alignof(float);
+    if (p.out->ws_bytes >= pad && (p.out->ws_bytes - pad) / sizeof(float) / slot / segs >= w.units)
+      ws = reinterpret_cast<float *>(at + pad);
+  }
   struct Work {
     const AnyEngine *e;
     const Problem *p;
-    std::size_t g, gh, nr, row_blocks, head_blocks, units, per;
-  } w{&e, &p, g, gh, nr, row_blocks, head_blocks, units, per};
+    const Plan *w;
+    float *ws;
+    std::size_t segs, slot, SK, pairs, per;
+  } k{&e, &p, &w, ws, segs, slot, SK, 0, 0};
+  if (ws == nullptr) {
+    k.pairs = w.units, k.per = (w.units + threads - 1) / threads;  // blocks per task
+    const auto task = [](void *ctx, std::size_t index) {
+      const Work &k = *static_cast<const Work *>(ctx);
+      for (std::size_t u = index * k.per; u < (index + 1) * k.per && u < k.pairs; ++u) {
+        const Block b = block_of(*k.w, k.p->n_q, u);
+        block(*k.e, *k.p, b.hk, b.h0, b.gh, b.i0, b.nr);
+      }
+    };
+    if (par == nullptr) return task(&k, 0);
+    par->parallel_for(par->ctx, task, &k, (k.pairs + k.per - 1) / k.per);
+    return;
+  }
+  k.pairs = w.units * segs, k.per = (k.pairs + threads - 1) / threads;  // segments per task
   const auto task = [](void *ctx, std::size_t index) {
-    const Work &w = *static_cast<const Work *>(ctx);
-    for (std::size_t u = index * w.per; u < (index + 1) * w.per && u < w.units; ++u) {
-      const std::size_t rb = u % w.row_blocks, rest = u / w.row_blocks;
-      const std::size_t hb = rest % w.head_blocks, hk = rest / w.head_blocks;
-      const std::size_t h0 = hb * w.gh, i0 = rb * w.nr;
-      const std::size_t gh = w.g - h0 < w.gh ? w.g - h0 : w.gh;
-      const std::size_t nr = w.p->n_q - i0 < w.nr ? w.p->n_q - i0 : w.nr;
-      block(*w.e, *w.p, hk, hk * w.g + h0, gh, i0, nr);
+    const Work &k = *static_cast<const Work *>(ctx);
+    for (std::size_t x = index * k.per; x < (index + 1) * k.per && x < k.pairs; ++x) {
+      const std::size_t u = x / k.segs, sg = x % k.segs;
+      const Block b = block_of(*k.w, k.p->n_q, u);
+      const Span in = segments_of(*k.p, b, k.SK);
+      if (sg < in.lo || sg >= in.hi) continue;
+      const std::size_t rows = k.w->gh * k.w->nr;
+      float *at = k.ws + x * k.slot;
+      segment(*k.e, *k.p, b.hk, b.h0, b.gh, b.i0, b.nr, sg, State{at, at + rows, at + 2 * rows});
     }
   };
-  if (par == nullptr) return task(&w, 0);
-  par->parallel_for(par->ctx, task, &w, (units + per - 1) / per);
+  par->parallel_for(par->ctx, task, &k, (k.pairs + k.per - 1) / k.per);
+  alignas(64) float acc[kRowFloats];
+  float m[kBlockRows], l[kBlockRows];
+  const State st{m, l, acc};
+  const std::size_t rows_max = w.gh * w.nr;
+  for (std::size_t u = 0; u < w.units; ++u) {
+    const Block b = block_of(w, p.n_q, u);
+    clear(b.gh * b.nr, dv, st);
+    const Span in = segments_of(p, b, SK);
+    for (std::size_t sg = in.lo; sg < in.hi; ++sg) {
+      float *at = ws + (u * segs + sg) * slot;
+      merge(b.gh * b.nr, dv, State{at, at + rows_max, at + 2 * rows_max}, st);
+    }
+    finish_rows(p, b.h0, b.gh, b.i0, b.nr, st);
+  }
 }
 
 }  // namespace attnscore
