@@ -210,34 +210,17 @@ Decode *decode_setup(benchmark::State &state, const attnscore::ThreadPool &pool,
   return decode_data(state, dtype, n_k, cold, hkv);
 }
 
+// hkv 1 (32 query heads on one KV head) is one block, so two threads share its keys only through
+// a workspace: `split` gives the call the size attnscore_attention_output_workspace asks for.
 void bm_decode(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, bool cold,
-               std::size_t threads) {
+               std::size_t threads, std::size_t hkv, bool split) {
   attnscore::ThreadPool pool(threads);
-  Decode *data = decode_setup(state, pool, dtype, n_k, cold);
-  if (data == nullptr) return;
-  const attnscore_parallel par = pool.parallel();
-  std::size_t i = 0;
-  for (auto _ : state) {
-    const attnscore_attention_desc a = data->desc(i++ % data->copies);
-    const attnscore_status st = attnscore_attention_output(&a, &par);
-    if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
-    benchmark::DoNotOptimize(data->o.data());
-    benchmark::ClobberMemory();
-  }
-  decode_counters(state, dtype, n_k, threads);
-}
-
-// Decode on one KV head (32 query heads): one block, so two threads share its keys only through a
-// workspace; `split` gives it the size attnscore_attention_output_workspace asks for.
-void bm_decode_split(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, bool cold,
-                     std::size_t threads, bool split) {
-  attnscore::ThreadPool pool(threads);
-  Decode *data = decode_setup(state, pool, dtype, n_k, cold, 1);
+  Decode *data = decode_setup(state, pool, dtype, n_k, cold, hkv);
   if (data == nullptr) return;
   const attnscore_parallel par = pool.parallel();
   attnscore_attention_desc a = data->desc(0);
   std::vector<unsigned char> ws(split ? attnscore_attention_output_workspace(&a, threads) : 0);
-  state.counters["ws_KiB"] = static_cast<double>(ws.size()) / 1024;
+  if (split) state.counters["ws_KiB"] = static_cast<double>(ws.size()) / 1024;
   std::size_t i = 0;
   for (auto _ : state) {
     a = data->desc(i++ % data->copies);
@@ -247,7 +230,7 @@ void bm_decode_split(benchmark::State &state, attnscore_dtype dtype, std::size_t
     benchmark::DoNotOptimize(data->o.data());
     benchmark::ClobberMemory();
   }
-  decode_counters(state, dtype, n_k, threads, 1);
+  decode_counters(state, dtype, n_k, threads, hkv);
 }
 
 // Prefill: one head of f32 Q, K and V (n x d each, unit normal), O n x d; S for the unfused rows.
@@ -394,7 +377,7 @@ void register_attention_output() {
                                    "/32q8kv/d128/1x" + std::to_string(n_k) +
                                    (cold ? "/cold" : "/hot");
           benchmark::RegisterBenchmark(("attn_out:" + name).c_str(), bm_decode, dtype, n_k, cold,
-                                       threads)
+                                       threads, kHeadsKV, false)
               ->Unit(benchmark::kMicrosecond)
               ->UseRealTime();
 #ifdef ATTNSCORE_BENCH_OPENBLAS
@@ -414,8 +397,8 @@ void register_attention_output() {
         const std::string name = std::string(split ? "attn_out_split" : "attn_out") + ":f16/t" +
                                  std::to_string(threads) + "/32q1kv/d128/1x" + std::to_string(n_k) +
                                  (cold ? "/cold" : "/hot");
-        benchmark::RegisterBenchmark(name.c_str(), bm_decode_split, ATTNSCORE_DTYPE_F16, n_k, cold,
-                                     static_cast<std::size_t>(threads), split)
+        benchmark::RegisterBenchmark(name.c_str(), bm_decode, ATTNSCORE_DTYPE_F16, n_k, cold,
+                                     static_cast<std::size_t>(threads), std::size_t{1}, split)
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime();
       }

@@ -202,12 +202,15 @@ attnscore_status check_output(const attnscore_attention_desc &a, const CacheCore
       {vs8 ? a.v.scale : nullptr, vs_bytes},
       {a.sinks, z_bytes},
       {lse ? a.lse : nullptr, l_bytes}};
-  for (const auto &i : in)
-    if (i.p != nullptr && i.n != 0 && overlaps(a.o.data, o_bytes, i.p, i.n))
-      return ATTNSCORE_ERR_OVERLAP;
-  for (std::size_t i = 0; lse && i + 1 < sizeof in / sizeof in[0]; ++i)
-    if (in[i].p != nullptr && in[i].n != 0 && overlaps(a.lse, l_bytes, in[i].p, in[i].n))
-      return ATTNSCORE_ERR_OVERLAP;
+  // Whether [p, p + n) meets any of the first k of them.
+  const auto meets = [&in](const void *p, std::size_t n, std::size_t k) {
+    for (std::size_t i = 0; i < k; ++i)
+      if (in[i].p != nullptr && in[i].n != 0 && overlaps(p, n, in[i].p, in[i].n)) return true;
+    return false;
+  };
+  constexpr std::size_t all = sizeof in / sizeof in[0];
+  if (meets(a.o.data, o_bytes, all) || (lse && meets(a.lse, l_bytes, all - 1)))
+    return ATTNSCORE_ERR_OVERLAP;
   if (vs8 && !tensor_scales_ok(a.v, a.heads_kv, a.n_k)) return ATTNSCORE_ERR_BAD_QUANT_SCALE;
   // The workspace against every operand (it is written).
   const std::size_t wb = a.workspace_bytes;
@@ -215,10 +218,8 @@ attnscore_status check_output(const attnscore_attention_desc &a, const CacheCore
   if (a.workspace == nullptr) return ATTNSCORE_ERR_NULL_POINTER;
   std::size_t w_bytes;
   if (!extent3_bytes(a.workspace, 1, 1, wb, 0, 0, 1, &w_bytes)) return ATTNSCORE_ERR_SIZE_OVERFLOW;
-  for (const auto &i : in)
-    if (i.p != nullptr && i.n != 0 && overlaps(a.workspace, w_bytes, i.p, i.n))
-      return ATTNSCORE_ERR_OVERLAP;
-  if (overlaps(a.workspace, w_bytes, a.o.data, o_bytes)) return ATTNSCORE_ERR_OVERLAP;
+  if (meets(a.workspace, w_bytes, all) || overlaps(a.workspace, w_bytes, a.o.data, o_bytes))
+    return ATTNSCORE_ERR_OVERLAP;
   return ATTNSCORE_OK;
 }
 

@@ -59,17 +59,22 @@ const float *v_rows(const OutputSpec &o, std::size_t hk, std::size_t j, std::siz
   return buf;
 }
 
+// A block: its KV head, first query head, query heads, first row and rows.
+struct Block {
+  std::size_t hk, h0, gh, i0, nr;
+};
+
 // A block's running state: per row its maximum m and sum l, and its outputs acc (rows x dv).
 struct State {
   float *m, *l, *acc;
 };
 
-// Keys [jb, je) of rows i0 .. i0 + nr of query heads h0 .. h0 + gh (all of KV head hk), chunk by
-// chunk, merged into st (the state of nothing seen: m -Inf, l 0, acc 0, on entry). jb is the
-// block's first key or a segment start, so chunks keep the grid from key 0.
-void run_chunks(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0,
-                std::size_t gh, std::size_t i0, std::size_t nr, std::size_t jb, std::size_t je,
-                const State &st) noexcept {
+// Keys [jb, je) of block blk's rows, chunk by chunk, merged into st (the state of nothing seen:
+// m -Inf, l 0, acc 0, on entry). jb is the block's first key or a segment start, so chunks keep
+// the grid from key 0.
+void run_chunks(const AnyEngine &e, const Problem &p, const Block &blk, std::size_t jb,
+                std::size_t je, const State &st) noexcept {
+  const std::size_t hk = blk.hk, h0 = blk.h0, gh = blk.gh, i0 = blk.i0, nr = blk.nr;
   const OutputSpec &o = *p.out;
   const std::size_t dv = o.dv, rows = gh * nr, C = chunk_keys(e), unit = e.unit_f16;
   alignas(64) float s[kBlockRows * ATTNSCORE_ATTN_CHUNK_KEYS + 64 * kBlockRows];
@@ -185,14 +190,14 @@ Span block_keys(const Problem &p, std::size_t i0, std::size_t nr) noexcept {
 }
 
 // Segment sg of the block into seg (cleared first): the keys it sees there, if any.
-void segment(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0, std::size_t gh,
-             std::size_t i0, std::size_t nr, std::size_t sg, const State &seg) noexcept {
-  clear(gh * nr, p.out->dv, seg);
-  const Span k = block_keys(p, i0, nr);
+void segment(const AnyEngine &e, const Problem &p, const Block &b, std::size_t sg,
+             const State &seg) noexcept {
+  clear(b.gh * b.nr, p.out->dv, seg);
+  const Span k = block_keys(p, b.i0, b.nr);
   const std::size_t SK = segment_keys(e);
   const std::size_t jb = sg * SK > k.lo ? sg * SK : k.lo,
                     je = (sg + 1) * SK < k.hi ? (sg + 1) * SK : k.hi;
-  if (jb < je) run_chunks(e, p, hk, h0, gh, i0, nr, jb, je, seg);
+  if (jb < je) run_chunks(e, p, b, jb, je, seg);
 }
 
 // Each row of a block from its state: the sink joins the denominator, then O = acc / l and
@@ -244,12 +249,14 @@ struct Plan {
   }
   // One segment's state in the workspace: m and l for the most rows a block has, then acc.
   std::size_t slot_floats(std::size_t dv) const noexcept { return gh * nr * (dv + 2); }
+  // The state in slot x of a workspace ws.
+  State slot(float *ws, std::size_t x, std::size_t dv) const noexcept {
+    float *at = ws + x * slot_floats(dv);
+    return State{at, at + gh * nr, at + 2 * gh * nr};
+  }
 };
 
-// Block u of the plan: its KV head, first query head, heads, first row and rows.
-struct Block {
-  std::size_t hk, h0, gh, i0, nr;
-};
+// Block u of the plan.
 Block block_of(const Plan &w, std::size_t n_q, std::size_t u) noexcept {
   const std::size_t rb = u % w.row_blocks, rest = u / w.row_blocks;
   const std::size_t hb = rest % w.head_blocks, hk = rest / w.head_blocks;
@@ -264,21 +271,29 @@ Span segments_of(const Problem &p, const Block &b, std::size_t SK) noexcept {
   return k.lo < k.hi ? Span{k.lo / SK, (k.hi - 1) / SK + 1} : Span{0, 0};
 }
 
-// Rows i0 .. i0 + nr of query heads h0 .. h0 + gh (all of KV head hk): every segment of keys
-// they see, merged in order, then each row finished.
-void block(const AnyEngine &e, const Problem &p, std::size_t hk, std::size_t h0, std::size_t gh,
-           std::size_t i0, std::size_t nr) noexcept {
-  const std::size_t rows = gh * nr, dv = p.out->dv, SK = segment_keys(e);
-  alignas(64) float acc[kRowFloats], sacc[kRowFloats];
-  float m[kBlockRows], l[kBlockRows], sm[kBlockRows], sl[kBlockRows];
-  const State st{m, l, acc}, seg{sm, sl, sacc};
+// Block b's rows: the states of the segments it sees, from seg_of(sg) in order, merged into the
+// rows' own, then each row finished. The one merge of both ways to run a block.
+template <class SegOf>
+void fold_segments(const Problem &p, const Block &b, std::size_t SK, SegOf seg_of) noexcept {
+  const std::size_t rows = b.gh * b.nr, dv = p.out->dv;
+  alignas(64) float acc[kRowFloats];
+  float m[kBlockRows], l[kBlockRows];
+  const State st{m, l, acc};
   clear(rows, dv, st);
-  const Span in = segments_of(p, Block{hk, h0, gh, i0, nr}, SK);
-  for (std::size_t sg = in.lo; sg < in.hi; ++sg) {
-    segment(e, p, hk, h0, gh, i0, nr, sg, seg);
-    merge(rows, dv, seg, st);
-  }
-  finish_rows(p, h0, gh, i0, nr, st);
+  const Span in = segments_of(p, b, SK);
+  for (std::size_t sg = in.lo; sg < in.hi; ++sg) merge(rows, dv, seg_of(sg), st);
+  finish_rows(p, b.h0, b.gh, b.i0, b.nr, st);
+}
+
+// Block b on this thread: each segment made in a stack state as it is merged.
+void block(const AnyEngine &e, const Problem &p, const Block &b) noexcept {
+  alignas(64) float sacc[kRowFloats];
+  float sm[kBlockRows], sl[kBlockRows];
+  const State seg{sm, sl, sacc};
+  fold_segments(p, b, segment_keys(e), [&](std::size_t sg) {
+    segment(e, p, b, sg, seg);
+    return seg;
+  });
 }
 
 }  // namespace
@@ -303,7 +318,7 @@ void run_output(const AnyEngine &e, const Problem &p, const attnscore_parallel *
   const std::size_t dv = p.out->dv, SK = segment_keys(e);
   const Plan w(p.heads_q, p.heads_kv, p.n_q, dv);
   const std::size_t threads = par == nullptr || par->threads == 0 ? 1 : par->threads;
-  const std::size_t segs = p.n_k / SK + (p.n_k % SK != 0), slot = w.slot_floats(dv);
+  const std::size_t segs = p.n_k / SK + (p.n_k % SK != 0);
   // Fewer blocks than threads, and a workspace for every block's segments: tasks take segments,
   // each leaving its state in the workspace, and the calling thread merges them in order once
   // every task is done. The arithmetic is block()'s, so the bits are the same either way.
@@ -311,7 +326,8 @@ void run_output(const AnyEngine &e, const Problem &p, const attnscore_parallel *
   if (par != nullptr && w.units < threads && segs > 1 && p.out->ws != nullptr) {
     const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(p.out->ws);
     const std::uintptr_t pad = (alignof(float) - at % alignof(float)) % alignof(float);
-    if (p.out->ws_bytes >= pad && (p.out->ws_bytes - pad) / sizeof(float) / slot / segs >= w.units)
+    if (p.out->ws_bytes >= pad &&
+        (p.out->ws_bytes - pad) / sizeof(float) / w.slot_floats(dv) / segs >= w.units)
       ws = reinterpret_cast<float *>(at + pad);
   }
   struct Work {
@@ -319,15 +335,14 @@ void run_output(const AnyEngine &e, const Problem &p, const attnscore_parallel *
     const Problem *p;
     const Plan *w;
     float *ws;
-    std::size_t segs, slot, SK, pairs, per;
-  } k{&e, &p, &w, ws, segs, slot, SK, 0, 0};
+    std::size_t segs, SK, pairs, per;
+  } k{&e, &p, &w, ws, segs, SK, 0, 0};
   if (ws == nullptr) {
     k.pairs = w.units, k.per = (w.units + threads - 1) / threads;  // blocks per task
     const auto task = [](void *ctx, std::size_t index) {
       const Work &k = *static_cast<const Work *>(ctx);
       for (std::size_t u = index * k.per; u < (index + 1) * k.per && u < k.pairs; ++u) {
-        const Block b = block_of(*k.w, k.p->n_q, u);
-        block(*k.e, *k.p, b.hk, b.h0, b.gh, b.i0, b.nr);
+        block(*k.e, *k.p, block_of(*k.w, k.p->n_q, u));
       }
     };
     if (par == nullptr) return task(&k, 0);
@@ -342,26 +357,13 @@ void run_output(const AnyEngine &e, const Problem &p, const attnscore_parallel *
       const Block b = block_of(*k.w, k.p->n_q, u);
       const Span in = segments_of(*k.p, b, k.SK);
       if (sg < in.lo || sg >= in.hi) continue;
-      const std::size_t rows = k.w->gh * k.w->nr;
-      float *at = k.ws + x * k.slot;
-      segment(*k.e, *k.p, b.hk, b.h0, b.gh, b.i0, b.nr, sg, State{at, at + rows, at + 2 * rows});
+      segment(*k.e, *k.p, b, sg, k.w->slot(k.ws, x, k.p->out->dv));
     }
   };
   par->parallel_for(par->ctx, task, &k, (k.pairs + k.per - 1) / k.per);
-  alignas(64) float acc[kRowFloats];
-  float m[kBlockRows], l[kBlockRows];
-  const State st{m, l, acc};
-  const std::size_t rows_max = w.gh * w.nr;
-  for (std::size_t u = 0; u < w.units; ++u) {
-    const Block b = block_of(w, p.n_q, u);
-    clear(b.gh * b.nr, dv, st);
-    const Span in = segments_of(p, b, SK);
-    for (std::size_t sg = in.lo; sg < in.hi; ++sg) {
-      float *at = ws + (u * segs + sg) * slot;
-      merge(b.gh * b.nr, dv, State{at, at + rows_max, at + 2 * rows_max}, st);
-    }
-    finish_rows(p, b.h0, b.gh, b.i0, b.nr, st);
-  }
+  for (std::size_t u = 0; u < w.units; ++u)
+    fold_segments(p, block_of(w, p.n_q, u), SK,
+                  [&](std::size_t sg) { return w.slot(ws, u * segs + sg, dv); });
 }
 
 }  // namespace attnscore
