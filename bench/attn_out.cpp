@@ -5,7 +5,8 @@
 //   decode:  32 query heads on 8 KV heads, d = dv = 128, one query; K and V from key and value
 //            caches of f32, f16 or s8; hot and cold; 1 and 2 threads of the built-in pool.
 //   split:   the same on one KV head (f16), 1 and 2 threads, 2 with the key-split workspace.
-//   prefill: one head, d = dv = 64 and 128, n_q = n_k = 512 and 2048, f32 tensors, causal or not.
+//   prefill: one head, d = dv = 64 and 128, n_q = n_k = 512 and 2048, f32 tensors, causal or not;
+//            `packed` rows give the call the workspace it asks for (K packed once).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -265,8 +266,13 @@ void prefill_counters(benchmark::State &state, std::size_t n, std::size_t d, boo
   if (peak > 0) state.counters["%peak"] = C(gflop / peak * 100, C::kIsIterationInvariantRate);
 }
 
-void bm_prefill(benchmark::State &state, std::size_t n, std::size_t d, bool causal) {
+// packed: the call gets the workspace attnscore_attention_output_workspace asks for (K packed
+// once, not once per block of rows).
+void bm_prefill(benchmark::State &state, std::size_t n, std::size_t d, bool causal, bool packed) {
   Prefill data(n, d, causal);
+  std::vector<unsigned char> ws(packed ? attnscore_attention_output_workspace(&data.a, 1) : 0);
+  if (packed && ws.empty()) return state.SkipWithError("no workspace for this shape");
+  data.a.workspace = ws.empty() ? nullptr : ws.data(), data.a.workspace_bytes = ws.size();
   for (auto _ : state) {
     const attnscore_status st = attnscore_attention_output(&data.a, nullptr);
     if (st != ATTNSCORE_OK) state.SkipWithError(attnscore_status_string(st));
@@ -408,8 +414,10 @@ void register_attention_output() {
         const std::string name = std::string(causal ? "causal" : "nomask") + "/1q1kv/d" +
                                  std::to_string(d) + "/" + std::to_string(n) + "x" +
                                  std::to_string(n);
-        benchmark::RegisterBenchmark(("attn_out:" + name).c_str(), bm_prefill, n, d, causal)
-            ->Unit(benchmark::kMicrosecond);
+        for (bool packed : {false, true})
+          benchmark::RegisterBenchmark(((packed ? "attn_out_packed:" : "attn_out:") + name).c_str(),
+                                       bm_prefill, n, d, causal, packed)
+              ->Unit(benchmark::kMicrosecond);
 #ifdef ATTNSCORE_BENCH_OPENBLAS
         benchmark::RegisterBenchmark(("attn_out_unfused:" + name).c_str(), bm_prefill_unfused, n, d,
                                      causal)

@@ -746,7 +746,7 @@ constexpr std::size_t kOutK = 300, kOutDv = 24;  // V from K's pool: 2 x 300 x 2
 const std::size_t kOutKs[] = {1, 33, kOutK}, kOutDvs[] = {1, kOutDv};
 
 struct OutAreas {
-  GuardedArea q, k, v, v_scale, o, lse, cache;
+  GuardedArea q, k, v, v_scale, o, lse, cache, ws;
   explicit OutAreas(std::size_t cache_bytes)
       : q(kHq * kMaxQ * kMaxD * sizeof(float)),
         k(kHkv * kOutK * kMaxD * sizeof(float)),
@@ -754,7 +754,8 @@ struct OutAreas {
         v_scale(kHkv * kOutK * sizeof(float)),
         o(kHq * kMaxQ * kOutDv * sizeof(float)),
         lse(kHq * kMaxQ * sizeof(float)),
-        cache(cache_bytes) {}
+        cache(cache_bytes),
+        ws(kHkv * (kOutK + 31) * kMaxD * sizeof(float) + 64) {}  // K packed, panels up to 32
 };
 
 // One output call, every buffer flush against a guard: O against a double reference of the
@@ -804,6 +805,10 @@ std::string run_output(OutAreas &areas, const AttnInputs &in, attnscore_dtype v_
     desc.v = attnscore_tensor{};  // not read: V is the cache's
     desc.v_cache = cache;
   }
+  // The workspace the query asks for (a prefill packs K there), flush against a guard too.
+  const std::size_t ws_bytes = attnscore_attention_output_workspace(&desc, threads);
+  desc.workspace = ws_bytes != 0 ? areas.ws.place<unsigned char>(ws_bytes, flush_end) : nullptr;
+  desc.workspace_bytes = ws_bytes;
   const attnscore_parallel par{serial_for, nullptr, threads};
   const attnscore_status st = attnscore_attention_output(&desc, threads != 0 ? &par : nullptr);
   if (st != ATTNSCORE_OK) return g_case + std::string(": ") + attnscore_status_string(st);

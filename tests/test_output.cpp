@@ -639,8 +639,9 @@ TEST_CASE("output: the same bits for every thread count, task order and workspac
       // The long cases at fewer thread counts: they run for the emulated CPUs too.
       if (splits && threads > 3 && threads != 5 && threads != 16) continue;
       const std::size_t bytes = attnscore_attention_output_workspace(&a, threads);
+      const bool split = splits && threads > 1;  // else only an f32 prefill packs K there
       INFO("threads " << threads << " workspace " << bytes);
-      REQUIRE((bytes > 0) == (splits && threads > 1));
+      REQUIRE((bytes > 0) == (split || (c.qk == kF32 && c.n_q > 3)));
       std::vector<unsigned char> ws(bytes + 1);
       for (testing::Hook::Order order : hook_orders(threads))
         for (std::size_t off : {0, 1, 2}) {  // none, then at two alignments
@@ -652,11 +653,11 @@ TEST_CASE("output: the same bits for every thread count, task order and workspac
           REQUIRE(data.run(nullptr, nullptr, &par, &got, off > 0 ? ws.data() + off - 1 : nullptr,
                            off > 0 ? bytes : 0) == "");
           CHECK(h.calls == 1);
-          CHECK(h.tasks >= (off > 0 ? 2 : 1));
+          CHECK(h.tasks >= (off > 0 && split ? 2 : 1));
           CHECK(h.tasks <= threads);
           CHECK(got == want);
         }
-      if (bytes == 0) continue;
+      if (!split) continue;
       testing::Hook h{testing::Hook::kForward};
       const attnscore_parallel par{testing::hook_parallel_for, &h, threads};
       Result got;
@@ -665,6 +666,66 @@ TEST_CASE("output: the same bits for every thread count, task order and workspac
       CHECK(got == want);
     }
   }
+}
+
+// A prefill of f32 Q and K with the workspace the query asks for packs each KV head's K there
+// once (as a key cache) instead of once per block of rows: the workspace is written, the bits
+// are those of the call without it; too short for the panels, it is left alone. Decode, 16-bit and
+// s8 Q, key caches and shapes with one block per KV head ask for none.
+TEST_CASE("output: a prefill packs K once in the workspace, the same bits",
+          "[output][parallel][api]") {
+  std::mt19937 rng(808);
+  OutCase cases[3];
+  cases[0].hq = 8, cases[0].hkv = 2, cases[0].n_q = 70, cases[0].n_k = 301, cases[0].d = 40;
+  cases[0].dv = 24, cases[0].mask = ATTNSCORE_MASK_CAUSAL, cases[0].p0 = 231;
+  cases[1] = cases[0];
+  cases[1].v = kF16, cases[1].o = kF16, cases[1].hkv = 8, cases[1].d = 129, cases[1].dv = 0;
+  cases[1].mask = ATTNSCORE_MASK_WINDOW, cases[1].w = 90, cases[1].sinks = OutCase::kFinite;
+  cases[2] = cases[0];
+  cases[2].hq = 2, cases[2].hkv = 1, cases[2].n_q = 33, cases[2].n_k = 33, cases[2].mask = 0;
+  cases[2].softcap = 20.0f;
+  for (const OutCase &c : cases) {
+    if (!built(c)) continue;
+    INFO(describe(c));
+    const OutData data(c, rng);
+    Result want, tmp;
+    REQUIRE(data.run(nullptr, nullptr, nullptr, &want) == "");
+    CHECK(data.check(want) == "");
+    const attnscore_attention_desc a = data.desc(&tmp);
+    const std::size_t bytes = attnscore_attention_output_workspace(&a, 1);
+    REQUIRE(bytes > 0);
+    for (std::size_t threads = 1; threads <= 3; ++threads) {
+      CHECK(attnscore_attention_output_workspace(&a, threads) == bytes);
+      for (testing::Hook::Order order : hook_orders(threads))
+        for (std::size_t off : {0, 1, 2, 3}) {  // three alignments, then too short at any
+          INFO("threads " << threads << " order " << order << " offset " << off);
+          const std::size_t n = off < 3 ? bytes : bytes - 65;  // the query adds 64 for alignment
+          std::vector<unsigned char> ws(n + off, 0xa5);
+          testing::Hook h{order};
+          const attnscore_parallel par{testing::hook_parallel_for, &h, threads};
+          Result got;
+          REQUIRE(data.run(nullptr, nullptr, &par, &got, ws.data() + off % 3, n) == "");
+          CHECK(h.calls == 1);
+          CHECK(got == want);
+          const bool untouched =
+              std::all_of(ws.begin(), ws.end(), [](unsigned char b) { return b == 0xa5; });
+          CHECK(untouched == (off == 3));
+        }
+    }
+  }
+  // What asks for no workspace: decode rows, 16-bit Q, a key cache, one block per KV head.
+  OutCase c = cases[0];
+  const OutData data(c, rng);
+  Result tmp;
+  attnscore_attention_desc a = data.desc(&tmp);
+  a.n_q = 3;
+  CHECK(attnscore_attention_output_workspace(&a, 1) == 0);
+  a = data.desc(&tmp), a.n_q = 32, a.heads_q = 2, a.heads_kv = 2;
+  CHECK(attnscore_attention_output_workspace(&a, 1) == 0);
+  a = data.desc(&tmp), a.q.dtype = ATTNSCORE_DTYPE_F16, a.k.dtype = ATTNSCORE_DTYPE_F16;
+  CHECK(attnscore_attention_output_workspace(&a, 1) == 0);
+  a = data.desc(&tmp), a.k_cache = reinterpret_cast<const attnscore_cache *>(&a);
+  CHECK(attnscore_attention_output_workspace(&a, 1) == 0);
 }
 
 namespace {

@@ -19,13 +19,13 @@ namespace fuzz {
 // the wrong kind or shape), O f32, f16 or another dtype, lse NULL or strided, sinks (finite,
 // -Inf, +Inf, NaN), O and lse placed on the inputs, NULL pointers and a parallel-for of 1 ... 16
 // threads run on this thread (or one without parallel_for; with the workspace the size query
-// gives for the shape and threads, so the keys of few blocks split). The status is predicted from
-// the check order (attnscore_attention's without S, then V, O, lse and sinks, as
-// lib/src/api/attention.cpp's check_output); on error no byte of O, lse, the inputs or the
-// caches changes; on success only O's and lse's elements change, each O element lies within
-// the visible values of its column (a convex combination; with a sink, |O| <= max |v|; 0 for a
-// row with no visible key and no sink), lse is -Inf exactly for such a row and otherwise finite
-// and close to a double reference, and a parallel call gives the single-threaded call's bytes.
+// gives for the shape and threads, so the keys of few blocks split, or an f32 prefill packs K). The
+// status is predicted from the check order (attnscore_attention's without S, then V, O, lse and
+// sinks, as lib/src/api/attention.cpp's check_output); on error no byte of O, lse, the inputs or
+// the caches changes; on success only O's and lse's elements change, each O element lies within the
+// visible values of its column (a convex combination; with a sink, |O| <= max |v|; 0 for a row with
+// no visible key and no sink), lse is -Inf exactly for such a row and otherwise finite and close to
+// a double reference, and a parallel call gives the single-threaded call's bytes.
 
 namespace {
 
@@ -372,8 +372,9 @@ int fuzz_attention_output(Input &in, int) {
                &foreign);
     desc.v_cache = vcc.handle;
   }
-  // A parallel call gets the workspace that splits its keys, where the shape has one (whatever
-  // the descriptor holds, the size query must return; a size it could not mean is not taken).
+  // A parallel call gets the workspace that splits its keys or packs K, where the shape has one
+  // (whatever the descriptor holds, the size query must return; a size it could not mean is not
+  // taken).
   const std::size_t ws_bytes =
       attnscore_attention_output_workspace(desc_null ? nullptr : &desc, par.threads);
   std::vector<unsigned char> ws(pp != nullptr && ws_bytes <= (std::size_t{64} << 20) ? ws_bytes

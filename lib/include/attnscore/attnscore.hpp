@@ -486,7 +486,7 @@ struct OutputOptions : AttentionOptions {
   float *lse = nullptr;
   std::size_t lse_head_stride = 0, lse_row_stride = 0;
   const float *sinks = nullptr;  ///< nullptr, or one logit per query head
-  /// nullptr, or scratch for splitting the keys across threads
+  /// nullptr, or scratch for splitting the keys across threads or packing K once (prefill)
   /// (attnscore_attention_output_workspace)
   void *workspace = nullptr;
   std::size_t workspace_bytes = 0;

@@ -278,6 +278,18 @@ void run_output(const AnyEngine &e, const Problem &p, const attnscore_parallel *
 std::size_t output_workspace_bytes(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q,
                                    std::size_t n_k, std::size_t dv, std::size_t threads) noexcept;
 
+// The bytes of workspace in which an f32 output call packs raw K once, every KV head's panels
+// laid out as a key cache's, instead of once per block of rows: above 0 for a prefill (not the
+// decode shape of a kernel of mr rows) whose KV heads each serve two blocks or more.
+std::size_t output_pack_bytes(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q,
+                              std::size_t n_k, std::size_t d, std::size_t dv, std::size_t mr,
+                              std::size_t nr) noexcept;
+
+// The 64-byte aligned workspace of p.out for output_pack_bytes, or null: no workspace, one too
+// small, or one that the split of the keys takes (output_workspace_bytes above 0).
+float *output_pack_buffer(const Problem &p, std::size_t mr, std::size_t nr,
+                          const attnscore_parallel *par) noexcept;
+
 struct CacheCore;
 
 // An attention call (arguments checked; p from attention_problem, its S set) on the engine of its

@@ -314,6 +314,36 @@ std::size_t output_workspace_bytes(std::size_t heads_q, std::size_t heads_kv, st
   return n;
 }
 
+std::size_t output_pack_bytes(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q,
+                              std::size_t n_k, std::size_t d, std::size_t dv, std::size_t mr,
+                              std::size_t nr) noexcept {
+  if (heads_q == 0 || heads_kv == 0 || heads_q % heads_kv != 0 || n_q == 0 || n_k == 0 || d == 0 ||
+      dv == 0 || dv > ATTNSCORE_ATTN_OUT_MAX_DV || (n_q <= kDecodeRows && n_q < mr))
+    return 0;  // decode streams K, never packs it
+  if (Plan(heads_q, heads_kv, n_q, dv).units / heads_kv < 2) return 0;  // packed once anyway
+  const std::size_t panels = n_k / nr + (n_k % nr != 0);
+  std::size_t n;
+  if (__builtin_mul_overflow(heads_kv * panels, nr * d, &n) ||
+      __builtin_mul_overflow(n, sizeof(float), &n) || __builtin_add_overflow(n, 64, &n))
+    return 0;
+  return n;
+}
+
+float *output_pack_buffer(const Problem &p, std::size_t mr, std::size_t nr,
+                          const attnscore_parallel *par) noexcept {
+  const OutputSpec &o = *p.out;
+  const std::size_t threads = par == nullptr || par->threads == 0 ? 1 : par->threads;
+  if (o.ws == nullptr || (par != nullptr && output_workspace_bytes(p.heads_q, p.heads_kv, p.n_q,
+                                                                   p.n_k, o.dv, threads) != 0))
+    return nullptr;  // no workspace, or it is the split's
+  const std::size_t need =
+      output_pack_bytes(p.heads_q, p.heads_kv, p.n_q, p.n_k, p.d, o.dv, mr, nr);
+  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(o.ws);
+  const std::uintptr_t pad = (64 - at % 64) % 64;
+  if (need == 0 || o.ws_bytes < need - 64 + pad) return nullptr;
+  return reinterpret_cast<float *>(at + pad);
+}
+
 void run_output(const AnyEngine &e, const Problem &p, const attnscore_parallel *par) noexcept {
   const std::size_t dv = p.out->dv, SK = segment_keys(e);
   const Plan w(p.heads_q, p.heads_kv, p.n_q, dv);

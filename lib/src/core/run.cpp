@@ -43,6 +43,27 @@ void run_attention(const attnscore_attention_desc &a, const CacheCore *c, const 
         return drive_parallel(F32Engine<true>{static_cast<const KernelF32 *>(c->kernel),
                                               q_view<float>(a.q), cache_view<float>(*c), d, scale},
                               p, par);
+      if (p.out != nullptr) {
+        // Prefill of the output call with room in the workspace: K packed once, as a cache, not
+        // once per block of rows (the cache gives the raw call's bits).
+        const KernelF32 &k = active_kernel_f32();
+        if (float *panels = output_pack_buffer(p, k.mr, k.nr, par)) {
+          const std::size_t nr = k.nr, P = a.n_k / nr + (a.n_k % nr != 0);
+          const auto *src = static_cast<const float *>(a.k.data);
+          for (std::size_t hk = 0; hk < a.heads_kv; ++hk)
+            for (std::size_t j = 0; j < a.n_k; j += nr)
+              k.pack(a.n_k - j < nr ? a.n_k - j : nr, d,
+                     src + hk * a.k.head_stride + j * a.k.row_stride, a.k.row_stride,
+                     panels + (hk * P + j / nr) * nr * d);
+          OutputSpec o = *p.out;
+          o.ws = nullptr, o.ws_bytes = 0;
+          Problem packed = p;
+          packed.out = &o;
+          return drive_parallel(
+              F32Engine<true>{&k, q_view<float>(a.q), {panels, P * nr * d, nr * d}, d, scale},
+              packed, par);
+        }
+      }
       return drive_parallel(
           F32Engine<false>{&active_kernel_f32(), q_view<float>(a.q), k_view<float>(a.k), d, scale},
           p, par);
