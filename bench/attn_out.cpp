@@ -5,8 +5,9 @@
 //   decode:  32 query heads on 8 KV heads, d = dv = 128, one query; K and V from key and value
 //            caches of f32, f16 or s8; hot and cold; 1 and 2 threads of the built-in pool.
 //   split:   the same on one KV head (f16), 1 and 2 threads, 2 with the key-split workspace.
-//   prefill: one head, d = dv = 64 and 128, n_q = n_k = 512 and 2048, f32 tensors, causal or not;
-//            `packed` rows give the call the workspace it asks for (K packed once).
+//   prefill: one head, d = dv = 64 and 128, n_q = n_k = 512 and 2048, f32 tensors (and bf16 at
+//            d 128), causal or not; `packed` rows give the call the workspace it asks for (K
+//            packed once).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -237,19 +238,24 @@ void bm_decode(benchmark::State &state, attnscore_dtype dtype, std::size_t n_k, 
 // Prefill: one head of f32 Q, K and V (n x d each, unit normal), O n x d; S for the unfused rows.
 struct Prefill {
   Buf<float> q, k, v, o, s;
+  Buf<unsigned char> q16, k16, v16;  // bf16 rows: Q, K and V as bfloat16
   attnscore_attention_desc a;
-  Prefill(std::size_t n, std::size_t d, bool causal)
-      : q(n * d),
-        k(n * d),
-        v(n * d),
-        o(n * d),
-        a(attnscore_attention_dense(ATTNSCORE_DTYPE_F32, 1, 1, n, n, d)) {
+  Prefill(std::size_t n, std::size_t d, bool causal, attnscore_dtype dtype = ATTNSCORE_DTYPE_F32)
+      : q(n * d), k(n * d), v(n * d), o(n * d), a(attnscore_attention_dense(dtype, 1, 1, n, n, d)) {
     std::mt19937 rng(42);
     std::normal_distribution<float> dist;
     for (auto *b : {&q, &k, &v})
       for (float &x : *b) x = dist(rng);
     a.q.data = q.data(), a.k.data = k.data();
     a.v = attnscore_tensor{v.data(), ATTNSCORE_DTYPE_F32, n * d, d, nullptr, 0, 0};
+    if (dtype != ATTNSCORE_DTYPE_F32) {
+      for (auto [from, to] :
+           {std::make_pair(&q, &q16), std::make_pair(&k, &k16), std::make_pair(&v, &v16)}) {
+        to->resize(n * d * 2);
+        attnscore_convert(n * d, ATTNSCORE_DTYPE_F32, from->data(), dtype, to->data());
+      }
+      a.q.data = q16.data(), a.k.data = k16.data(), a.v.data = v16.data(), a.v.dtype = dtype;
+    }
     a.dv = d;
     a.o = attnscore_output{o.data(), ATTNSCORE_DTYPE_F32, n * d, d};
     a.mask = causal ? ATTNSCORE_MASK_CAUSAL : 0u;
@@ -268,8 +274,9 @@ void prefill_counters(benchmark::State &state, std::size_t n, std::size_t d, boo
 
 // packed: the call gets the workspace attnscore_attention_output_workspace asks for (K packed
 // once, not once per block of rows).
-void bm_prefill(benchmark::State &state, std::size_t n, std::size_t d, bool causal, bool packed) {
-  Prefill data(n, d, causal);
+void bm_prefill(benchmark::State &state, std::size_t n, std::size_t d, bool causal, bool packed,
+                attnscore_dtype dtype) {
+  Prefill data(n, d, causal, dtype);
   std::vector<unsigned char> ws(packed ? attnscore_attention_output_workspace(&data.a, 1) : 0);
   if (packed && ws.empty()) return state.SkipWithError("no workspace for this shape");
   data.a.workspace = ws.empty() ? nullptr : ws.data(), data.a.workspace_bytes = ws.size();
@@ -416,8 +423,15 @@ void register_attention_output() {
                                  std::to_string(n);
         for (bool packed : {false, true})
           benchmark::RegisterBenchmark(((packed ? "attn_out_packed:" : "attn_out:") + name).c_str(),
-                                       bm_prefill, n, d, causal, packed)
+                                       bm_prefill, n, d, causal, packed, ATTNSCORE_DTYPE_F32)
               ->Unit(benchmark::kMicrosecond);
+        // bf16 Q, K and V (the default mode: the f32 tiles on the widened values), d 128.
+        if (d == 128 && attnscore_kernel_name(ATTNSCORE_DTYPE_BF16) != nullptr)
+          for (bool packed : {false, true})
+            benchmark::RegisterBenchmark(
+                ((packed ? "attn_out_packed:" : "attn_out:") + name + "/bf16").c_str(), bm_prefill,
+                n, d, causal, packed, ATTNSCORE_DTYPE_BF16)
+                ->Unit(benchmark::kMicrosecond);
 #ifdef ATTNSCORE_BENCH_OPENBLAS
         benchmark::RegisterBenchmark(("attn_out_unfused:" + name).c_str(), bm_prefill_unfused, n, d,
                                      causal)

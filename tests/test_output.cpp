@@ -639,9 +639,9 @@ TEST_CASE("output: the same bits for every thread count, task order and workspac
       // The long cases at fewer thread counts: they run for the emulated CPUs too.
       if (splits && threads > 3 && threads != 5 && threads != 16) continue;
       const std::size_t bytes = attnscore_attention_output_workspace(&a, threads);
-      const bool split = splits && threads > 1;  // else only an f32 prefill packs K there
+      const bool split = splits && threads > 1;  // else only a float prefill packs K there
       INFO("threads " << threads << " workspace " << bytes);
-      REQUIRE((bytes > 0) == (split || (c.qk == kF32 && c.n_q > 3)));
+      REQUIRE((bytes > 0) == (split || (c.qk != kS8 && c.n_q > 3)));
       std::vector<unsigned char> ws(bytes + 1);
       for (testing::Hook::Order order : hook_orders(threads))
         for (std::size_t off : {0, 1, 2}) {  // none, then at two alignments
@@ -675,15 +675,19 @@ TEST_CASE("output: the same bits for every thread count, task order and workspac
 TEST_CASE("output: a prefill packs K once in the workspace, the same bits",
           "[output][parallel][api]") {
   std::mt19937 rng(808);
-  OutCase cases[3];
+  // f32, bf16 and f16 Q and K; d in one chunk (f16: blocks of several panels) and in two (d 300).
+  OutCase cases[4];
   cases[0].hq = 8, cases[0].hkv = 2, cases[0].n_q = 70, cases[0].n_k = 301, cases[0].d = 40;
   cases[0].dv = 24, cases[0].mask = ATTNSCORE_MASK_CAUSAL, cases[0].p0 = 231;
   cases[1] = cases[0];
-  cases[1].v = kF16, cases[1].o = kF16, cases[1].hkv = 8, cases[1].d = 129, cases[1].dv = 0;
-  cases[1].mask = ATTNSCORE_MASK_WINDOW, cases[1].w = 90, cases[1].sinks = OutCase::kFinite;
+  cases[1].qk = kBF16, cases[1].v = kF16, cases[1].o = kF16, cases[1].hkv = 8, cases[1].d = 300;
+  cases[1].dv = 0, cases[1].mask = ATTNSCORE_MASK_WINDOW, cases[1].w = 90;
+  cases[1].sinks = OutCase::kFinite;
   cases[2] = cases[0];
   cases[2].hq = 2, cases[2].hkv = 1, cases[2].n_q = 33, cases[2].n_k = 33, cases[2].mask = 0;
-  cases[2].softcap = 20.0f;
+  cases[2].d = 300, cases[2].softcap = 20.0f;
+  cases[3] = cases[0];
+  cases[3].qk = kF16, cases[3].v = kBF16, cases[3].mask = ATTNSCORE_MASK_WINDOW, cases[3].w = 40;
   for (const OutCase &c : cases) {
     if (!built(c)) continue;
     INFO(describe(c));
@@ -713,7 +717,8 @@ TEST_CASE("output: a prefill packs K once in the workspace, the same bits",
         }
     }
   }
-  // What asks for no workspace: decode rows, 16-bit Q, a key cache, one block per KV head.
+  // What asks for no workspace: decode rows, one block per KV head, s8 Q, a key cache, and the
+  // options that run engines of their own where they are available.
   OutCase c = cases[0];
   const OutData data(c, rng);
   Result tmp;
@@ -722,10 +727,17 @@ TEST_CASE("output: a prefill packs K once in the workspace, the same bits",
   CHECK(attnscore_attention_output_workspace(&a, 1) == 0);
   a = data.desc(&tmp), a.n_q = 32, a.heads_q = 2, a.heads_kv = 2;
   CHECK(attnscore_attention_output_workspace(&a, 1) == 0);
-  a = data.desc(&tmp), a.q.dtype = ATTNSCORE_DTYPE_F16, a.k.dtype = ATTNSCORE_DTYPE_F16;
+  a = data.desc(&tmp), a.q.dtype = ATTNSCORE_DTYPE_S8, a.k.dtype = ATTNSCORE_DTYPE_S8;
   CHECK(attnscore_attention_output_workspace(&a, 1) == 0);
   a = data.desc(&tmp), a.k_cache = reinterpret_cast<const attnscore_cache *>(&a);
   CHECK(attnscore_attention_output_workspace(&a, 1) == 0);
+  for (const auto &[dt, flag] : {std::make_pair(kF16, ATTNSCORE_ATTN_F16_ACCUMULATE),
+                                 std::make_pair(kBF16, ATTNSCORE_ATTN_BF16_DOT)}) {
+    if (!testing::dtype_built(dt)) continue;
+    a = data.desc(&tmp), a.q.dtype = dt, a.k.dtype = dt, a.flags = flag;
+    CHECK((attnscore_attention_output_workspace(&a, 1) == 0) ==
+          (attnscore_flag_available(flag) == 1));
+  }
 }
 
 namespace {

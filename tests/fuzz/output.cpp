@@ -19,7 +19,7 @@ namespace fuzz {
 // the wrong kind or shape), O f32, f16 or another dtype, lse NULL or strided, sinks (finite,
 // -Inf, +Inf, NaN), O and lse placed on the inputs, NULL pointers and a parallel-for of 1 ... 16
 // threads run on this thread (or one without parallel_for; with the workspace the size query
-// gives for the shape and threads, so the keys of few blocks split, or an f32 prefill packs K). The
+// gives for the shape and threads, so the keys of few blocks split, or a prefill packs K). The
 // status is predicted from the check order (attnscore_attention's without S, then V, O, lse and
 // sinks, as lib/src/api/attention.cpp's check_output); on error no byte of O, lse, the inputs or
 // the caches changes; on success only O's and lse's elements change, each O element lies within the

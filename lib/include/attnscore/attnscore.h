@@ -450,7 +450,7 @@ typedef struct attnscore_attention_desc {
    * and adds no value; -Inf is no sink */
   const float *sinks;
   /** NULL, or workspace_bytes of scratch memory in which attnscore_attention_output splits the
-   * keys of blocks too few for the threads, or (f32 prefill) packs K once
+   * keys of blocks too few for the threads, or (prefill) packs K once
    * (attnscore_attention_output_workspace gives the size; less may run without either, the same
    * bits). It may not meet any other operand. */
   void *workspace;
@@ -490,8 +490,8 @@ attnscore_status attnscore_attention(const attnscore_attention_desc *desc,
  * result depends on the shape and the level only: bit-identical for any thread count and split.
  * Chunks are merged in order into segments of ATTNSCORE_ATTN_SPLIT_KEYS keys, segments in order
  * into the row; with a workspace (desc->workspace), segments of blocks fewer than the threads
- * run as tasks of their own, or an f32 prefill packs each KV head's K there once rather than
- * once per block of rows, the same bits.
+ * run as tasks of their own, or a prefill packs each KV head's K there once rather than once
+ * per block of rows, the same bits.
  * A row with no visible key gets O = 0 (lse -Inf, or the sink). V is converted to f32 (s8: each
  * value q * scale rounded once) and summed in f32. The accuracy bound is in docs/contract.md.
  * Memory: no allocation; about 99 KiB of stack per task beside the scores path's.
@@ -519,10 +519,11 @@ attnscore_status attnscore_attention_output(const attnscore_attention_desc *desc
  * blocks of (query head, row) pairs, one KV head each (up to 32 pairs, whole GQA groups for
  * decode), are fewer than the threads and n_k exceeds ATTNSCORE_ATTN_SPLIT_KEYS. Each block's
  * segments then run as separate tasks and the calling thread merges them, in order, once the
- * parallel_for returns. Otherwise, for f32 Q and raw K in prefill (more rows than the decode
- * shape takes) whose KV heads each serve two blocks or more: the bytes to pack K once, every KV
- * head's keys in the kernel's panels (heads_kv x n_k rounded up to the panel width x d floats,
- * plus 64). 0 as well for a NULL desc or a shape the call refuses.
+ * parallel_for returns. Otherwise, for raw K of f32, f16 or bf16 (not under
+ * ATTNSCORE_ATTN_F16_ACCUMULATE or ATTNSCORE_ATTN_BF16_DOT where they run) in prefill (more rows
+ * than the decode shape takes) whose KV heads each serve two blocks or more: the bytes to pack K
+ * once, every KV head's keys in the kernel's f32 panels (heads_kv x n_k rounded up to the panel
+ * width x d floats, plus 64). 0 as well for a NULL desc or a shape the call refuses.
  */
 size_t attnscore_attention_output_workspace(const attnscore_attention_desc *desc, size_t threads);
 

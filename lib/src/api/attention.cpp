@@ -284,10 +284,7 @@ size_t attnscore_attention_output_workspace(const attnscore_attention_desc *desc
   const std::size_t dv = a.dv == 0 ? a.d : a.dv;
   const std::size_t split =
       output_workspace_bytes(a.heads_q, a.heads_kv, a.n_q, a.n_k, dv, threads == 0 ? 1 : threads);
-  if (split != 0 || enum_int(a.q.dtype) != ATTNSCORE_DTYPE_F32 || a.k_cache != nullptr)
-    return split;
-  const KernelF32 &k = active_kernel_f32();
-  return output_pack_bytes(a.heads_q, a.heads_kv, a.n_q, a.n_k, a.d, dv, k.mr, k.nr);
+  return split != 0 ? split : output_pack_query(a, dv);
 }
 
 attnscore_status attnscore_attention_output(const attnscore_attention_desc *desc,

@@ -278,9 +278,9 @@ void run_output(const AnyEngine &e, const Problem &p, const attnscore_parallel *
 std::size_t output_workspace_bytes(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q,
                                    std::size_t n_k, std::size_t dv, std::size_t threads) noexcept;
 
-// The bytes of workspace in which an f32 output call packs raw K once, every KV head's panels
-// laid out as a key cache's, instead of once per block of rows: above 0 for a prefill (not the
-// decode shape of a kernel of mr rows) whose KV heads each serve two blocks or more.
+// The bytes of workspace in which an output call packs raw K once, every KV head's f32 panels
+// of whole d, instead of once per block of rows: above 0 for a prefill (not the decode shape of
+// a kernel of mr rows) whose KV heads each serve two blocks or more.
 std::size_t output_pack_bytes(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q,
                               std::size_t n_k, std::size_t d, std::size_t dv, std::size_t mr,
                               std::size_t nr) noexcept;
@@ -291,6 +291,10 @@ float *output_pack_buffer(const Problem &p, std::size_t mr, std::size_t nr,
                           const attnscore_parallel *par) noexcept;
 
 struct CacheCore;
+
+// The bytes of workspace in which the output call on `a` (value dimension dv) packs raw K once
+// (output_pack_bytes for the engine of its dtype, options and K source; run.cpp), or 0.
+std::size_t output_pack_query(const attnscore_attention_desc &a, std::size_t dv) noexcept;
 
 // An attention call (arguments checked; p from attention_problem, its S set) on the engine of its
 // dtype and K source, raw K or the cache c (run.cpp: every engine's drive() is compiled there).

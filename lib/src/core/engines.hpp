@@ -62,7 +62,10 @@ struct FloatKernel<std::uint16_t> {
 // f32 call sums the converted values. A 16-bit block holds as many panels as fit whole d in the
 // panel buffer (up to kPanelsF16): each Q row is then converted once per P * NR keys, not per NR
 // (at d 128, a 16-bit prefill ran 0.87-0.92x f32 converting Q per panel). Decode streams raw K
-// through `dec`, or the cache's panels through `cdec`.
+// through `dec`, or the cache's panels through `cdec`. Raw K may come packed beforehand (`pk`,
+// the output call's workspace): every panel of whole d, NR * d floats, as pack() makes it here,
+// read in place. A block of P > 1 panels is then one chunk (P * NR * d fits the panel buffer,
+// so chunk() >= d), and its panels lie one after another as they would in `panel`.
 constexpr std::size_t kPanelsF16 = 4;
 
 template <class T, bool kCache>
@@ -73,6 +76,8 @@ struct FloatEngine {
   KView<T> kv;
   std::size_t d;
   float scale;
+  const float *pk = nullptr;  // raw K packed beforehand: KV head hk's panels at pk + hk * pk_hs
+  std::size_t pk_hs = 0;
   struct Scratch {
     alignas(64) float panel[kCache && !kF16 ? 1 : kPanelFloats];
     alignas(64) float qc[kF16 ? kPanelFloats : 1];  // MR rows of kc floats (MR <= NR everywhere)
@@ -99,6 +104,8 @@ struct FloatEngine {
     const std::size_t nr = this->nr();
     if constexpr (kCache && !kF16) {  // one panel, read in place
       sc.block = kv.p + hk * kv.hs + j / nr * kv.rs + t * nr;
+    } else if (!kCache && pk != nullptr) {  // packed beforehand: t > 0 only with one panel
+      sc.block = pk + hk * pk_hs + j * d + t * nr;
     } else {
       sc.block = sc.panel;
       for (std::size_t c = 0; c < keys; c += nr) {  // panel c / nr of the block
@@ -149,6 +156,7 @@ struct FloatEngine {
     FloatEngine e = *this;
     e.q = q.rebased(h0, i0);
     e.kv.p += hk0 * kv.hs + (kCache ? j0 / nr() * kv.rs : j0 * kv.rs);
+    if (pk != nullptr) e.pk += hk0 * pk_hs + j0 * d;
     return e;
   }
 };

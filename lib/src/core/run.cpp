@@ -31,7 +31,56 @@ KView<T> cache_view(const CacheCore &c) noexcept {
   return {reinterpret_cast<const T *>(c.panels), c.panels_per_head * stride, stride};
 }
 
+#if ATTNSCORE_HAVE_F16
+// The 16-bit kernel row of a call with Q of binary16 or bfloat16 and its options.
+const KernelF16 &kernel_u16(const attnscore_attention_desc &a) noexcept {
+  if (enum_int(a.q.dtype) == ATTNSCORE_DTYPE_BF16)
+    return (a.flags & ATTNSCORE_ATTN_BF16_DOT) ? active_kernel_bf16dot() : active_kernel_bf16();
+  return (a.flags & ATTNSCORE_ATTN_F16_ACCUMULATE) ? active_kernel_f16acc() : active_kernel_f16();
+}
+#endif
+
+// Raw float K through its engine. In the output call's prefill, with room in the workspace
+// (output_pack_buffer), each KV head's K is first packed there by the engine's own pack, which
+// every block of rows would otherwise do again: the same panels, so the same bits.
+template <class T>
+void drive_raw(FloatEngine<T, false> e, const Problem &p, const attnscore_parallel *par) noexcept {
+#if ATTNSCORE_HAVE_OUTPUT
+  float *pk = p.out != nullptr ? output_pack_buffer(p, e.mr(), e.nr(), par) : nullptr;
+#else
+  float *pk = nullptr;  // no output call in this build
+#endif
+  if (pk == nullptr) return drive_parallel(e, p, par);
+  const std::size_t nr = e.nr(), d = e.d, P = p.n_k / nr + (p.n_k % nr != 0);
+  for (std::size_t hk = 0; hk < p.heads_kv; ++hk)
+    for (std::size_t j = 0; j < p.n_k; j += nr)
+      e.k->pack(p.n_k - j < nr ? p.n_k - j : nr, d, e.kv.p + hk * e.kv.hs + j * e.kv.rs, e.kv.rs,
+                pk + (hk * P + j / nr) * nr * d);
+  e.pk = pk, e.pk_hs = P * nr * d;
+  OutputSpec o = *p.out;
+  o.ws = nullptr, o.ws_bytes = 0;  // nothing left for a split
+  Problem packed = p;
+  packed.out = &o;
+  drive_parallel(e, packed, par);
+}
+
 }  // namespace
+
+#if ATTNSCORE_HAVE_OUTPUT
+std::size_t output_pack_query(const attnscore_attention_desc &a, std::size_t dv) noexcept {
+  if (a.k_cache != nullptr) return 0;  // already packed
+  const KernelF32 *f = nullptr;
+  if (enum_int(a.q.dtype) == ATTNSCORE_DTYPE_F32) f = &active_kernel_f32();
+#if ATTNSCORE_HAVE_F16
+  if (enum_int(a.q.dtype) == ATTNSCORE_DTYPE_F16 || enum_int(a.q.dtype) == ATTNSCORE_DTYPE_BF16) {
+    const KernelF16 &k = kernel_u16(a);
+    if (k.dot == nullptr && k.acc == nullptr) f = k.f32;  // the options' own engines pack apart
+  }
+#endif
+  if (f == nullptr) return 0;
+  return output_pack_bytes(a.heads_q, a.heads_kv, a.n_q, a.n_k, a.d, dv, f->mr, f->nr);
+}
+#endif
 
 void run_attention(const attnscore_attention_desc &a, const CacheCore *c, const Problem &p,
                    const attnscore_parallel *par) noexcept {
@@ -43,28 +92,7 @@ void run_attention(const attnscore_attention_desc &a, const CacheCore *c, const 
         return drive_parallel(F32Engine<true>{static_cast<const KernelF32 *>(c->kernel),
                                               q_view<float>(a.q), cache_view<float>(*c), d, scale},
                               p, par);
-      if (p.out != nullptr) {
-        // Prefill of the output call with room in the workspace: K packed once, as a cache, not
-        // once per block of rows (the cache gives the raw call's bits).
-        const KernelF32 &k = active_kernel_f32();
-        if (float *panels = output_pack_buffer(p, k.mr, k.nr, par)) {
-          const std::size_t nr = k.nr, P = a.n_k / nr + (a.n_k % nr != 0);
-          const auto *src = static_cast<const float *>(a.k.data);
-          for (std::size_t hk = 0; hk < a.heads_kv; ++hk)
-            for (std::size_t j = 0; j < a.n_k; j += nr)
-              k.pack(a.n_k - j < nr ? a.n_k - j : nr, d,
-                     src + hk * a.k.head_stride + j * a.k.row_stride, a.k.row_stride,
-                     panels + (hk * P + j / nr) * nr * d);
-          OutputSpec o = *p.out;
-          o.ws = nullptr, o.ws_bytes = 0;
-          Problem packed = p;
-          packed.out = &o;
-          return drive_parallel(
-              F32Engine<true>{&k, q_view<float>(a.q), {panels, P * nr * d, nr * d}, d, scale},
-              packed, par);
-        }
-      }
-      return drive_parallel(
+      return drive_raw(
           F32Engine<false>{&active_kernel_f32(), q_view<float>(a.q), k_view<float>(a.k), d, scale},
           p, par);
 #if ATTNSCORE_HAVE_F16
@@ -77,16 +105,12 @@ void run_attention(const attnscore_attention_desc &a, const CacheCore *c, const 
         return drive_parallel(F16Engine<true>{static_cast<const KernelF16 *>(c->kernel),
                                               q_view<U>(a.q), cache_view<U>(*c), d, scale},
                               p, par);
-      const bool bf16 = enum_int(a.q.dtype) == ATTNSCORE_DTYPE_BF16;
-      const KernelF16 &k = bf16 ? ((a.flags & ATTNSCORE_ATTN_BF16_DOT) ? active_kernel_bf16dot()
-                                                                       : active_kernel_bf16())
-                           : (a.flags & ATTNSCORE_ATTN_F16_ACCUMULATE) ? active_kernel_f16acc()
-                                                                       : active_kernel_f16();
+      const KernelF16 &k = kernel_u16(a);
       if (k.dot != nullptr)
         return drive_parallel(Bf16DotEngine{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
       if (k.acc != nullptr)
         return drive_parallel(F16AccEngine{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
-      return drive_parallel(F16Engine<false>{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
+      return drive_raw(F16Engine<false>{&k, q_view<U>(a.q), k_view<U>(a.k), d, scale}, p, par);
     }
 #endif
 #if ATTNSCORE_HAVE_S8
