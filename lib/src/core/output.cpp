@@ -256,6 +256,13 @@ struct Plan {
   }
 };
 
+// Whether a shape the workspace queries see (unchecked) makes a Plan.
+bool plannable(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q,
+               std::size_t dv) noexcept {
+  return heads_q != 0 && heads_kv != 0 && heads_q % heads_kv == 0 && n_q != 0 && dv != 0 &&
+         dv <= ATTNSCORE_ATTN_OUT_MAX_DV;
+}
+
 // Block u of the plan.
 Block block_of(const Plan &w, std::size_t n_q, std::size_t u) noexcept {
   const std::size_t rb = u % w.row_blocks, rest = u / w.row_blocks;
@@ -300,9 +307,7 @@ void block(const AnyEngine &e, const Problem &p, const Block &b) noexcept {
 
 std::size_t output_workspace_bytes(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q,
                                    std::size_t n_k, std::size_t dv, std::size_t threads) noexcept {
-  if (heads_q == 0 || heads_kv == 0 || heads_q % heads_kv != 0 || n_q == 0 || dv == 0 ||
-      dv > ATTNSCORE_ATTN_OUT_MAX_DV)
-    return 0;
+  if (!plannable(heads_q, heads_kv, n_q, dv)) return 0;
   const Plan w(heads_q, heads_kv, n_q, dv);
   // Segments are at least ATTNSCORE_ATTN_SPLIT_KEYS keys (chunks round up, never down).
   const std::size_t segs = n_k / ATTNSCORE_ATTN_SPLIT_KEYS + (n_k % ATTNSCORE_ATTN_SPLIT_KEYS != 0);
@@ -317,8 +322,8 @@ std::size_t output_workspace_bytes(std::size_t heads_q, std::size_t heads_kv, st
 std::size_t output_pack_bytes(std::size_t heads_q, std::size_t heads_kv, std::size_t n_q,
                               std::size_t n_k, std::size_t d, std::size_t dv, std::size_t mr,
                               std::size_t nr) noexcept {
-  if (heads_q == 0 || heads_kv == 0 || heads_q % heads_kv != 0 || n_q == 0 || n_k == 0 || d == 0 ||
-      dv == 0 || dv > ATTNSCORE_ATTN_OUT_MAX_DV || (n_q <= kDecodeRows && n_q < mr))
+  if (!plannable(heads_q, heads_kv, n_q, dv) || n_k == 0 || d == 0 ||
+      (n_q <= kDecodeRows && n_q < mr))
     return 0;  // decode streams K, never packs it
   if (Plan(heads_q, heads_kv, n_q, dv).units / heads_kv < 2) return 0;  // packed once anyway
   const std::size_t panels = n_k / nr + (n_k % nr != 0);
