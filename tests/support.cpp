@@ -295,11 +295,41 @@ std::uint64_t fp_control_mask() { return ~std::uint64_t{0}; }
 std::uint64_t flush_bits() { return 0; }
 #endif
 
+namespace {
+// 2^k for a normal double's exponent k, built from its bits: scaling by it is exact, as ldexp's
+// is, and cheap (libm's ldexp and frexp were most of the suite's time under the emulators).
+double pow2(int k) {
+  const std::uint64_t bits = static_cast<std::uint64_t>(k + 1023) << 52;
+  double r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+// frexp's exponent of a >= 0: a = f * 2^e, f in [0.5, 1), for a normal double (for 0 and the
+// subnormals, that of the smallest normal: the quanta below are clamped far above it).
+int frexp_exponent(double a) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &a, sizeof bits);
+  return std::max(static_cast<int>(bits >> 52 & 2047), 1) - 1022;
+}
+// The pattern nearest to a = |x| (not NaN, below the overflow threshold) in a binary format with
+// p significant bits whose smallest normal is 2^emin: scale the quantum (2^(e - p), or the fixed
+// 2^(emin - p + 1) of the subnormals) to 1 and let nearbyint round (to nearest even, the
+// default rounding mode); scaling by 2^k is exact. The exponent field is er + bias - 1.
+std::uint16_t nearest_magnitude(double a, int p, int emin, int bias) {
+  const int quantum = std::max(frexp_exponent(a) - p, emin - p + 1);
+  const double r = std::nearbyint(a * pow2(-quantum)) * pow2(quantum);
+  if (r < pow2(emin)) return static_cast<std::uint16_t>(r * pow2(p - 1 - emin));
+  const int er = frexp_exponent(r);  // r = f * 2^er, f in [0.5, 1)
+  const auto mant = static_cast<unsigned>(r * pow2(p - er)) - (1u << (p - 1));
+  return static_cast<std::uint16_t>(static_cast<unsigned>(er + bias - 1) << (p - 1) | mant);
+}
+}  // namespace
+
 double f16_value(std::uint16_t h) {
   const int e = (h >> 10) & 31, m = h & 1023;
   const double sign = (h & 0x8000) ? -1.0 : 1.0;
   if (e == 31) return m ? std::numeric_limits<double>::quiet_NaN() : sign * HUGE_VAL;
-  return sign * (e ? std::ldexp(1024 + m, e - 25) : std::ldexp(m, -24));
+  return sign * (e ? (1024 + m) * pow2(e - 25) : m * pow2(-24));
 }
 
 std::uint16_t f16_nearest(double x) {
@@ -307,25 +337,14 @@ std::uint16_t f16_nearest(double x) {
   if (std::isnan(x)) return sign | 0x7e00;
   const double a = std::fabs(x);
   if (a >= 65520.0) return sign | 0x7c00;  // the tie between 65504 and 2^16 rounds to even: Inf
-  // 11 significant bits, or the fixed quantum 2^-24 below 2^-14: scale the quantum to 1 and let
-  // nearbyint round (to nearest even, the default rounding mode); scaling by 2^k is exact.
-  int e;
-  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
-  const int quantum = std::max(e - 11, -24);
-  const double r = std::ldexp(std::nearbyint(std::ldexp(a, -quantum)), quantum);
-  if (r < std::ldexp(1.0, -14))
-    return static_cast<std::uint16_t>(sign | static_cast<unsigned>(std::ldexp(r, 24)));
-  int er;
-  const double f = std::frexp(r, &er);  // r = f * 2^er, the binary16 exponent field is er + 14
-  const auto mant = static_cast<unsigned>(std::ldexp(f, 11)) - 1024;
-  return static_cast<std::uint16_t>(sign | static_cast<unsigned>(er + 14) << 10 | mant);
+  return sign | nearest_magnitude(a, 11, -14, 15);
 }
 
 double bf16_value(std::uint16_t h) {
   const int e = (h >> 7) & 255, m = h & 127;
   const double sign = (h & 0x8000) ? -1.0 : 1.0;
   if (e == 255) return m ? std::numeric_limits<double>::quiet_NaN() : sign * HUGE_VAL;
-  return sign * (e ? std::ldexp(128 + m, e - 134) : std::ldexp(m, -133));
+  return sign * (e ? (128 + m) * pow2(e - 134) : m * pow2(-133));
 }
 
 std::uint16_t bf16_nearest(double x) {
@@ -333,17 +352,8 @@ std::uint16_t bf16_nearest(double x) {
   if (std::isnan(x)) return sign | 0x7fc0;
   const double a = std::fabs(x);
   // The tie between the largest finite value (2 - 2^-7) 2^127 and 2^128 rounds to even: Inf.
-  if (a >= std::ldexp(511.0, 119)) return sign | 0x7f80;
-  int e;
-  std::frexp(a, &e);  // a = f * 2^e, f in [0.5, 1)
-  const int quantum = std::max(e - 8, -133);
-  const double r = std::ldexp(std::nearbyint(std::ldexp(a, -quantum)), quantum);
-  if (r < std::ldexp(1.0, -126))
-    return static_cast<std::uint16_t>(sign | static_cast<unsigned>(std::ldexp(r, 133)));
-  int er;
-  const double f = std::frexp(r, &er);  // r = f * 2^er, the exponent field is er + 126
-  const auto mant = static_cast<unsigned>(std::ldexp(f, 8)) - 128;
-  return static_cast<std::uint16_t>(sign | static_cast<unsigned>(er + 126) << 7 | mant);
+  if (a >= 511.0 * pow2(119)) return sign | 0x7f80;
+  return sign | nearest_magnitude(a, 8, -126, 127);
 }
 
 #if defined(__x86_64__)
