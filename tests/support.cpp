@@ -48,7 +48,7 @@ bool amx_bf16_usable() {
 }
 
 std::vector<std::size_t> row_counts(std::size_t mr) {
-  constexpr std::size_t kEvery = 65;
+  constexpr std::size_t kEvery = 33;
   std::vector<std::size_t> v;
   for (std::size_t n = 1; n <= 2 * mr + 1 && n <= kEvery; ++n) v.push_back(n);
   for (std::size_t n : {mr - 1, mr, mr + 1, 2 * mr + 1})

@@ -51,8 +51,9 @@ bool sapphirerapids_tuning();
 bool amx_bf16_usable();
 
 // The row counts a kernel sweep gives a tile of mr rows: every count up to 2 mr + 1, but for a tall
-// tile (AMX's 128 rows, made of 32-row blocks) every count up to 65 and then mr's own edges (mr -
-// 1, mr, mr + 1, 2 mr + 1), so that the sweep's size does not grow with mr.
+// tile (AMX's 128 rows, made of 32-row blocks) every count up to 33 (each remainder of a block,
+// and one row into the next) and then mr's own edges (mr - 1, mr, mr + 1, 2 mr + 1), so that the
+// sweep's size does not grow with mr.
 std::vector<std::size_t> row_counts(std::size_t mr);
 
 // The levels of this build's family that this CPU runs, plus scalar.
