@@ -370,7 +370,8 @@ std::vector<std::size_t> sweep_d(const AnyKernel &kernel) {
 
 }  // namespace
 
-TEST_CASE("every kernel: exact integer data, full sweep, bit for bit", "[kernels][f16][f32][s8]") {
+TEST_CASE("every kernel: exact integer data, full sweep, bit for bit",
+          "[kernels][f16][f32][s8][sweep]") {
   const AnyKernel kernel_row = GENERATE(from_range(usable_all()));
   const AnyKernel *kernel = &kernel_row;
   CAPTURE(kernel->name);
@@ -601,7 +602,7 @@ TEST_CASE("every kernel: NaN and Inf propagate", "[kernels][f16][f32][ieee]") {
 }
 
 TEST_CASE("every kernel: the key cache of its dtype gives the same bits as the raw call",
-          "[kernels][f16][f32][s8][kcache]") {
+          "[kernels][f16][f32][s8][kcache][sweep]") {
   // The cap at the kernel's level makes it the one a cache binds at init; the cache holds two KV
   // heads appended together in uneven pieces, and attention from it (GQA groups of 1 and 3
   // query heads, decode and prefill row counts) must give each head the raw driver's bits.
