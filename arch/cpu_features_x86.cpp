@@ -82,12 +82,14 @@ unsigned detect_cpu_tuning() noexcept {
   std::memcpy(vendor, &b, 4), std::memcpy(vendor + 4, &d, 4), std::memcpy(vendor + 8, &c, 4);
   __get_cpuid(1, &a, &b, &c, &d);
   const unsigned base = (a >> 8) & 0xf, family = base == 0xf ? base + ((a >> 20) & 0xff) : base;
-  bool amx_bf16 = false;  // the core's (CPUID), not whether the OS lets a process use the tiles
+  // The core's (CPUID), not whether the OS lets a process use the tiles or the zmm state.
+  bool amx_bf16 = false, avx512f = false;
   if (max_leaf >= 7) {
     __cpuid_count(7, 0, a, b, c, d);
     amx_bf16 = d & (1u << 22);
+    avx512f = b & (1u << 16);
   }
-  return tuning_of(vendor, family, amx_bf16);
+  return tuning_of(vendor, family, amx_bf16, avx512f);
 }
 
 }  // namespace attnscore

@@ -32,6 +32,21 @@ bool sapphirerapids_tuning() {
 #endif
 }
 
+bool zen4_tuning() {
+  const char *env = std::getenv("ATTNSCORE_CPU_TUNING");
+  if (env != nullptr && std::strcmp(env, "zen4") == 0) return true;
+  if (env != nullptr &&
+      (std::strcmp(env, "generic") == 0 || std::strcmp(env, "sapphirerapids") == 0))
+    return false;
+#if defined(__x86_64__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  const bool avx512f = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 16)) != 0;
+  return __builtin_cpu_is("amd") && __builtin_cpu_is("amdfam19h") && avx512f;
+#else
+  return false;
+#endif
+}
+
 bool amx_bf16_usable() {
 #if defined(__x86_64__) && defined(__linux__) && defined(SYS_arch_prctl)
   unsigned a = 0, b = 0, c = 0, d = 0;

@@ -44,6 +44,9 @@ int level_rank(attnscore_level level);
 // detection: ATTNSCORE_CPU_TUNING's word, else an Intel core (the compiler runtime's) whose CPUID
 // leaf 7 has AMX-BF16 (EDX bit 22).
 bool sapphirerapids_tuning();
+// The same for the Zen 4 tuning: ATTNSCORE_CPU_TUNING's word, else an AMD core (the compiler
+// runtime's) of family 25 whose CPUID leaf 7 has AVX-512F (EBX bit 16).
+bool zen4_tuning();
 
 // Whether this process may run AMX-BF16, by an oracle independent of the library's detection:
 // CPUID leaf 7 (EDX bits 22 and 24), XCR0's tile and ZMM state, and (Linux) the kernel granting

@@ -122,18 +122,24 @@ TEST_CASE("CPU features: levels follow the features, f32 has no dotprod or i8mm 
   CHECK(attnscore::cpu_supports(ATTNSCORE_LEVEL_SCALAR));
 }
 
-TEST_CASE("the tuning class: Intel cores with AMX-BF16, unless ATTNSCORE_CPU_TUNING says",
-          "[dispatch]") {
+TEST_CASE(
+    "the tuning class: Intel cores with AMX-BF16, AMD Zen 4, unless ATTNSCORE_CPU_TUNING says",
+    "[dispatch]") {
   using attnscore::tuning_of;
-  CHECK(tuning_of("GenuineIntel", 6, true) == attnscore::kTuneSapphireRapids);
-  CHECK(tuning_of("GenuineIntel", 6, false) == attnscore::kTuneGeneric);   // Cooper Lake, Ice Lake
-  CHECK(tuning_of("GenuineIntel", 19, true) == attnscore::kTuneGeneric);   // not family 6
-  CHECK(tuning_of("AuthenticAMD", 25, false) == attnscore::kTuneGeneric);  // Zen 4
-  CHECK(tuning_of("AuthenticAMD", 26, true) == attnscore::kTuneGeneric);   // no AMD has AMX
-  CHECK(tuning_of("GenuineIotel", 6, true) == attnscore::kTuneGeneric);    // all 12 chars read
-  const unsigned expected =
-      testing::sapphirerapids_tuning() ? attnscore::kTuneSapphireRapids : attnscore::kTuneGeneric;
+  CHECK(tuning_of("GenuineIntel", 6, true, true) == attnscore::kTuneSapphireRapids);
+  CHECK(tuning_of("GenuineIntel", 6, false, true) == attnscore::kTuneGeneric);  // Ice Lake
+  CHECK(tuning_of("GenuineIntel", 19, true, true) == attnscore::kTuneGeneric);  // not family 6
+  CHECK(tuning_of("AuthenticAMD", 25, false, true) == attnscore::kTuneZen4);
+  CHECK(tuning_of("AuthenticAMD", 25, false, false) == attnscore::kTuneGeneric);  // Zen 3
+  CHECK(tuning_of("AuthenticAMD", 26, false, true) == attnscore::kTuneGeneric);   // Zen 5
+  CHECK(tuning_of("AuthenticAMD", 26, true, true) == attnscore::kTuneGeneric);    // no AMD has AMX
+  CHECK(tuning_of("GenuineIotel", 6, true, true) == attnscore::kTuneGeneric);  // all 12 chars read
+  CHECK(tuning_of("AuthenticAMX", 25, false, true) == attnscore::kTuneGeneric);
+  const unsigned expected = testing::sapphirerapids_tuning() ? attnscore::kTuneSapphireRapids
+                            : testing::zen4_tuning()         ? attnscore::kTuneZen4
+                                                             : attnscore::kTuneGeneric;
   CHECK(attnscore::cpu_tuning() == expected);
+  CHECK(attnscore::decode_prefetches() == (expected != attnscore::kTuneZen4));
   if (std::getenv("ATTNSCORE_CPU_TUNING") == nullptr)
     CHECK(attnscore::detect_cpu_tuning() == expected);
 }

@@ -363,17 +363,23 @@ void run_s8(const KernelS8 &kernel, std::size_t n_q, std::size_t n_k, std::size_
 // CPU feature detection (arch/cpu_features_*.cpp): ATTNSCORE_CPU_* bits, detected once.
 std::uint64_t detect_cpu_features() noexcept;
 
-// Cores on which a measurement changed a kernel choice: a row whose `slow_on` has the core's bit
-// is passed over there (registry.cpp). The one class so far: Intel's server cores with AMX
-// (Sapphire, Emerald and Granite Rapids), where `vdpbf16ps` runs at half the f32 FMA's rate.
+// Cores on which a measurement changed a kernel choice (registry.cpp): Intel's server cores with
+// AMX (Sapphire, Emerald and Granite Rapids), where `vdpbf16ps` runs at half the f32 FMA's rate,
+// so a row whose `slow_on` has the bit is passed over there; AMD Zen 4, where the float decode's
+// software prefetch slows the stream the hardware prefetchers keep up alone.
 constexpr unsigned kTuneGeneric = 0;
 constexpr unsigned kTuneSapphireRapids = 1;
-// The class of a core from its CPUID vendor string (12 chars), family and whether it has AMX-BF16.
-unsigned tuning_of(const char *vendor, unsigned family, bool amx_bf16) noexcept;
+constexpr unsigned kTuneZen4 = 2;
+// The class of a core from its CPUID vendor string (12 chars), family, and whether it has
+// AMX-BF16 and AVX-512F.
+unsigned tuning_of(const char *vendor, unsigned family, bool amx_bf16, bool avx512f) noexcept;
 // This core's class (arch/cpu_features_*.cpp: kTuneGeneric off x86).
 unsigned detect_cpu_tuning() noexcept;
-// The class in effect: ATTNSCORE_CPU_TUNING (`generic`, `sapphirerapids`) if set, else detected.
+// The class in effect: ATTNSCORE_CPU_TUNING (`generic`, `sapphirerapids`, `zen4`) if set, else
+// detected.
 unsigned cpu_tuning() noexcept;
+// Whether the float decode tile (tile_f32.hpp) prefetches K ahead of its stream: not on Zen 4.
+inline bool decode_prefetches() noexcept { return (cpu_tuning() & kTuneZen4) == 0; }
 
 }  // namespace attnscore
 

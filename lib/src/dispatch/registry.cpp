@@ -277,10 +277,13 @@ const KernelF16 &active_kernel_f16acc() noexcept {
 
 const KernelF32 *const *kernels_f32(std::size_t *count) noexcept { return table_of(kF32, count); }
 
-unsigned tuning_of(const char *vendor, unsigned family, bool amx_bf16) noexcept {
+unsigned tuning_of(const char *vendor, unsigned family, bool amx_bf16, bool avx512f) noexcept {
   // Every Intel core with AMX-BF16 so far is a Golden Cove or later server core (family 6).
-  const bool intel = std::memcmp(vendor, "GenuineIntel", 12) == 0;
-  return intel && family == 6 && amx_bf16 ? kTuneSapphireRapids : kTuneGeneric;
+  if (std::memcmp(vendor, "GenuineIntel", 12) == 0 && family == 6 && amx_bf16)
+    return kTuneSapphireRapids;
+  // Family 25 (0x19) is Zen 3 and Zen 4; only Zen 4 has AVX-512.
+  if (std::memcmp(vendor, "AuthenticAMD", 12) == 0 && family == 25 && avx512f) return kTuneZen4;
+  return kTuneGeneric;
 }
 
 // The tuning class, read once on first use: ATTNSCORE_CPU_TUNING if it names one, else detected.
@@ -290,6 +293,7 @@ unsigned cpu_tuning() noexcept {
     if (env == nullptr || *env == '\0') return detect_cpu_tuning();
     if (std::strcmp(env, "generic") == 0) return kTuneGeneric;
     if (std::strcmp(env, "sapphirerapids") == 0) return kTuneSapphireRapids;
+    if (std::strcmp(env, "zen4") == 0) return kTuneZen4;
     std::fprintf(stderr, "attnscore: ignoring ATTNSCORE_CPU_TUNING=%s: not a tuning\n", env);
     return detect_cpu_tuning();
   }();

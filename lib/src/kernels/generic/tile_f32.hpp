@@ -191,12 +191,15 @@ constexpr std::size_t kVectorRegisters =
 template <class Arch>
 constexpr std::size_t kDecodeGroupRows = kVectorRegisters<Arch> / 4;
 
-// Keys whose dot products the decode tile runs at once for R rows: the most (a power of two, at
-// most W) whose accumulators, the R query vectors and two more fit the register file.
-template <class Arch, std::size_t R>
+// Keys whose dot products the decode tile runs at once for R rows of element type T: the most (a
+// power of two, at most W, and for f32 at most 8) whose accumulators, the R query vectors and two
+// more fit the register file. (16 f32 keys at AVX-512, one row, left GCC short of registers for
+// the key pointers: it kept them in vector registers and spilled accumulators, and cold K read at
+// 15 against 26 GB/s on Zen 4. For f16 the cap cost the output call's decode 15% there.)
+template <class Arch, std::size_t R, class T = float>
 constexpr std::size_t kDecodeKeys = [] {
   constexpr std::size_t W = xsimd::batch<float, Arch>::size, N = kVectorRegisters<Arch>;
-  std::size_t n = W;
+  std::size_t n = std::is_same<T, float>::value && W > 8 ? 8 : W;
   while (n > 1 && R * n + R + 2 > N) n /= 2;
   return n;
 }();
@@ -210,11 +213,11 @@ constexpr std::size_t kDecodeKeys = [] {
 // prefill kernel's (t in sequence), within the same bound; it is fixed per level, so decode is
 // deterministic and any block of keys or rows gives the same bits.
 //
-// Register map (N vector registers, W lanes), per pass over KI = kDecodeKeys<Arch, R> keys:
+// Register map (N vector registers, W lanes), per pass over KI = kDecodeKeys<Arch, R, T> keys:
 //   acc[r][i]  R * KI vectors: row r against key i, one lane per t mod W
 //   qv[r]      R vectors: the step's W elements of each Q row (x86: the FMA's memory operand)
 //   kv         the step's W elements of the key (T other than float: converted while loading)
-//   AVX-512 (N 32, W 16): R 1: 16 keys; R 2, 3: 8; R 4: 4; R 8: 2
+//   AVX-512 (N 32, W 16): R 1: 16 keys (f32: 8); R 2, 3: 8; R 4: 4; R 8: 2
 //   AVX2, armv7 (16, 8 or 4): R 1: 8 or 4; R 2: 4; R 3, 4: 2
 //   AArch64 NEON (32, 4): R 1 ... 4: 4 keys; R 8: 2
 // A pass leaves its lane sums in part[r][key]; every W keys, LaneSums reduces W of them at once.
@@ -224,6 +227,8 @@ constexpr std::size_t kDecodeDims = 256;
 // How far ahead of its reads the decode prefetches K, in bytes of the stream: the hardware
 // prefetchers alone left cold reads at 20 GB/s on Zen 5; 8 KiB gave 36 GB/s (f32 and f16, d 128)
 // whatever the code's alignment, where a distance in rows (16-32 KiB) varied 26-37 with it.
+// Not on Zen 4 for the scores call's 1 to 3 rows (decode_prefetches(), kernels.h): K alone
+// streams faster there with the hardware prefetchers only (26 against 15-23 GB/s cold).
 constexpr std::size_t kDecodePrefetchBytes = 8192;
 
 template <class Arch, std::size_t R, std::size_t KB, class T = float>
@@ -232,12 +237,16 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
                                std::size_t ldk, float *s, std::size_t lds, float scale) noexcept {
   using B = xsimd::batch<float, Arch>;
   using E = Elem<Arch, T>;
-  constexpr std::size_t W = B::size, KI = kDecodeKeys<Arch, R>, DC = kDecodeDims;
+  constexpr std::size_t W = B::size, KI = kDecodeKeys<Arch, R, T>, DC = kDecodeDims;
   static_assert(W % KI == 0 && DC % W == 0, "passes tile a group of W keys; pieces whole vectors");
   const storage_t<T> *qr[R];
   for (std::size_t r = 0; r < R; ++r) qr[r] = q + (r < rows ? r : rows - 1) * ldq;
   alignas(64) float qc[R][DC];
   alignas(64) float part[R][W * W];
+  // Read once a call; GCC unswitches the loop on it, so either way the loop has no test. A group
+  // of more rows (the output call's query heads, which reads V between chunks of K) keeps it on
+  // Zen 4 too: without it the f16 output decode read 16% slower there.
+  const bool prefetch = R > kDecodeRows || decode_prefetches();
   for (std::size_t g0 = 0; g0 < cols; g0 += W) {
     std::size_t t0 = 0;
     do {  // at least once: every part lane is set, even for d == 0
@@ -285,7 +294,8 @@ inline void qk_f32_decode_tile(std::size_t rows, std::size_t cols, std::size_t d
               const std::uintptr_t src = kr[i] + t * sizeof(storage_t<T>);
               const B kv = E::load(reinterpret_cast<const storage_t<T> *>(src));
               // kDecodePrefetchBytes on in the stream (never faults).
-              __builtin_prefetch(reinterpret_cast<const void *>(src + kDecodePrefetchBytes));
+              if (prefetch)
+                __builtin_prefetch(reinterpret_cast<const void *>(src + kDecodePrefetchBytes));
 #pragma GCC unroll 8
               for (std::size_t r = 0; r < R; ++r)
                 a[r] = fmadd(B::load_aligned(qc[r] + t), kv, a[r]);
