@@ -379,7 +379,14 @@ unsigned detect_cpu_tuning() noexcept;
 // detected.
 unsigned cpu_tuning() noexcept;
 // Whether the float decode tile (tile_f32.hpp) prefetches K ahead of its stream: not on Zen 4.
-inline bool decode_prefetches() noexcept { return (cpu_tuning() & kTuneZen4) == 0; }
+// A constant off x86, so no other build carries the loop without it.
+inline bool decode_prefetches() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  return (cpu_tuning() & kTuneZen4) == 0;
+#else
+  return true;
+#endif
+}
 
 }  // namespace attnscore
 
