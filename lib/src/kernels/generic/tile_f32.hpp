@@ -372,6 +372,17 @@ inline void qk_f32_panels_decode_tile(std::size_t rows, std::size_t cols, std::s
       for (std::size_t p = 0; p < P; ++p) {
         // Panels past the last present one re-read the last (not stored): no branch inside.
         const storage_t<T> *pp = base + (p < np ? p : np - 1) * stride + t * NR;
+#if defined(__x86_64__) || defined(__i386__)
+        // The same line of the next pass's panel into L2, one prefetch a line (never faults; as
+        // an integer, since past the last panel it points outside the cache): the P panels are P
+        // streams a panel apart, and the hardware prefetchers alone left cold reads at 19-20 GB/s
+        // on Zen 4, against 24-28 with it (f32 and f16, avx2 and avx512; prefetcht0: 17-25).
+        if ((t * NR * sizeof(storage_t<T>)) % 64 == 0)
+          __builtin_prefetch(
+              reinterpret_cast<const void *>(reinterpret_cast<std::uintptr_t>(base) +
+                                             ((p + P) * stride + t * NR) * sizeof(storage_t<T>)),
+              0, 2);
+#endif
         for (std::size_t v = 0; v < NV; ++v) {
           const B kv = E::load_aligned(pp + v * W);
           for (std::size_t r = 0; r < R; ++r)
