@@ -19,33 +19,22 @@
 
 namespace testing {
 
-bool sapphirerapids_tuning() {
+const char *tuning_oracle() {
   const char *env = std::getenv("ATTNSCORE_CPU_TUNING");
-  if (env != nullptr && std::strcmp(env, "generic") == 0) return false;
-  if (env != nullptr && std::strcmp(env, "sapphirerapids") == 0) return true;
+  for (const char *name : {"generic", "sapphirerapids", "zen4"})
+    if (env != nullptr && std::strcmp(env, name) == 0) return name;
 #if defined(__x86_64__)
   unsigned a = 0, b = 0, c = 0, d = 0;
-  const bool amx = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 22)) != 0;
-  return __builtin_cpu_is("intel") && amx;
-#else
-  return false;
+  const bool leaf7 = __get_cpuid_count(7, 0, &a, &b, &c, &d);
+  if (__builtin_cpu_is("intel") && leaf7 && (d & (1u << 22)) != 0) return "sapphirerapids";
+  if (__builtin_cpu_is("amdfam19h") && leaf7 && (b & (1u << 16)) != 0) return "zen4";
 #endif
+  return "generic";
 }
 
-bool zen4_tuning() {
-  const char *env = std::getenv("ATTNSCORE_CPU_TUNING");
-  if (env != nullptr && std::strcmp(env, "zen4") == 0) return true;
-  if (env != nullptr &&
-      (std::strcmp(env, "generic") == 0 || std::strcmp(env, "sapphirerapids") == 0))
-    return false;
-#if defined(__x86_64__)
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  const bool avx512f = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 16)) != 0;
-  return __builtin_cpu_is("amd") && __builtin_cpu_is("amdfam19h") && avx512f;
-#else
-  return false;
-#endif
-}
+bool sapphirerapids_tuning() { return std::strcmp(tuning_oracle(), "sapphirerapids") == 0; }
+
+bool zen4_tuning() { return std::strcmp(tuning_oracle(), "zen4") == 0; }
 
 bool amx_bf16_usable() {
 #if defined(__x86_64__) && defined(__linux__) && defined(SYS_arch_prctl)

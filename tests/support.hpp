@@ -40,12 +40,13 @@ bool f32_level(attnscore_level level);
 // value: avxvnni, numbered after avx512vnni, ranks between avx2 and avx512); -1 if unknown.
 int level_rank(attnscore_level level);
 
-// Whether the library should apply the Sapphire Rapids tuning, by an oracle independent of its
-// detection: ATTNSCORE_CPU_TUNING's word, else an Intel core (the compiler runtime's) whose CPUID
-// leaf 7 has AMX-BF16 (EDX bit 22).
+// The tuning class the library should apply, by an oracle independent of its detection:
+// ATTNSCORE_CPU_TUNING's word if it names a class, else "sapphirerapids" for an Intel core (the
+// compiler runtime's) whose CPUID leaf 7 has AMX-BF16 (EDX bit 22), "zen4" for an AMD family 25
+// core whose leaf 7 has AVX-512F (EBX bit 16), else "generic".
+const char *tuning_oracle();
+// Whether that class is the Sapphire Rapids one, or the Zen 4 one.
 bool sapphirerapids_tuning();
-// The same for the Zen 4 tuning: ATTNSCORE_CPU_TUNING's word, else an AMD core (the compiler
-// runtime's) of family 25 whose CPUID leaf 7 has AVX-512F (EBX bit 16).
 bool zen4_tuning();
 
 // Whether this process may run AMX-BF16, by an oracle independent of the library's detection:
