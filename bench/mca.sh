@@ -54,7 +54,8 @@ presets=("$@")
 [ ${#presets[@]} -gt 0 ] || presets=(host aarch64 armv7)
 for p in "${presets[@]}"; do
   # Per loop: its source under arch/, its level (the CMake object), the entry's suffix (none:
-  # the prefill tile; _dec: the decode tile on raw K; _pv: the attention output's P.V tile),
+  # the prefill tile; _dec: the decode tile on raw K; _cdec: the key cache's decode; _pv: the
+  # attention output's P.V tile),
   # the multiply-add, and the core models that lack the level's instructions (shown as "-":
   # llvm-mca would model them anyway). armv7 has no softmax row of its own, so no _pv loop.
   case $p in
@@ -67,6 +68,9 @@ for p in "${presets[@]}"; do
         "x86/qk_f32_avx512 avx512 _dec vfmadd231ps haswell"
         "x86/qk_f16_avx512 avx512 _dec vfmadd231ps haswell"
         "x86/qk_bf16_avx512 avx512 _dec vfmadd231ps haswell"
+        "x86/qk_f32_avx2 avx2 _cdec vfmadd231ps" "x86/qk_f16_avx2 avx2 _cdec vfmadd231ps"
+        "x86/qk_f32_avx512 avx512 _cdec vfmadd231ps haswell"
+        "x86/qk_f16_avx512 avx512 _cdec vfmadd231ps haswell"
         "x86/qk_s8_avx512 avx512 - vpmaddwd haswell"
         "x86/qk_s8_avx512vnni avx512vnni - vpdpbusd haswell,skylake-avx512"
         "x86/qk_s8_avxvnni avxvnni - vpdpbusd haswell,skylake-avx512,icelake-server,znver4"
